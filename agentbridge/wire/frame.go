@@ -1,0 +1,327 @@
+// Package wire is how agentgate's bridge talks: the JSON-RPC 2.0 frames that
+// cross the socket, the method names and their parameters and results, the
+// stable refusal codes, where the socket lives, and who may be on the other
+// end of it. It is shared by the server (package agentbridge) and the Go
+// client (package agentbridge/client) and depends on neither, so the
+// latency-critical `agentgate hook` links little.
+//
+// docs/protocol.md is the reference for third parties; this package is its
+// executable form.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// MaxFrame is the largest request frame the server reads, in bytes, not
+// counting the terminating newline. A longer line is answered with
+// CodeInvalidRequest ("frame too large") and the connection is closed after
+// the reply, because finding the start of the next frame is unreliable.
+const MaxFrame = 1 << 20
+
+// MaxResponseFrame is the largest response frame the client reads. Responses
+// carry output chunks (at most MaxChunk bytes, up to 4 bytes of text per byte
+// when escaped) and so may exceed MaxFrame.
+const MaxResponseFrame = 16 << 20
+
+// Version is the JSON-RPC version string every frame carries.
+const Version = "2.0"
+
+// Standard JSON-RPC 2.0 error codes and the one application code agentgate
+// uses. Application errors carry ErrorData with a stable string code.
+const (
+	CodeParseError     = -32700 // the frame is not JSON (or not UTF-8)
+	CodeInvalidRequest = -32600 // JSON, but not a request object; or the frame is too large
+	CodeMethodNotFound = -32601 // unknown method
+	CodeInvalidParams  = -32602 // params missing, of the wrong shape, or with unknown fields
+	CodeInternalError  = -32603 // a bug in agentgate; the message says what failed
+	CodeApplication    = -32000 // a refusal; Error.Data holds {code, message}
+)
+
+// ErrFrameTooLarge is returned by FrameReader.Next for a line longer than the
+// reader's limit. The reader is then positioned inside that line: the caller
+// must stop reading from it.
+var ErrFrameTooLarge = errors.New("frame too large")
+
+// FrameReader splits a stream into newline-terminated frames without ever
+// holding more than its limit plus one buffer of bytes.
+type FrameReader struct {
+	// r buffers the underlying stream.
+	r *bufio.Reader
+	// max is the largest frame accepted, in bytes.
+	max int
+	// buf accumulates a frame that spans several buffer fills; reused.
+	buf []byte
+}
+
+// NewFrameReader returns a reader of frames from r accepting at most max
+// bytes per frame (max ≤ 0 means MaxFrame).
+func NewFrameReader(r io.Reader, max int) *FrameReader {
+	if max <= 0 {
+		max = MaxFrame
+	}
+	return &FrameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Next returns the next frame without its terminating "\n" (a preceding "\r"
+// is dropped too). The returned slice is valid until the next call. A final
+// frame without a newline is returned before io.EOF. Empty lines are
+// skipped. A line longer than the limit yields ErrFrameTooLarge; other
+// errors are the underlying reader's.
+func (fr *FrameReader) Next() ([]byte, error) {
+	for {
+		fr.buf = fr.buf[:0]
+		for {
+			chunk, err := fr.r.ReadSlice('\n')
+			if len(fr.buf)+len(chunk) > fr.max+2 { // +2: the "\r\n" does not count
+				return nil, ErrFrameTooLarge
+			}
+			fr.buf = append(fr.buf, chunk...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil && (err != io.EOF || len(fr.buf) == 0) {
+				return nil, err
+			}
+			break
+		}
+		line := bytes.TrimSuffix(fr.buf, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > fr.max {
+			return nil, ErrFrameTooLarge
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return line, nil
+	}
+}
+
+// Request is one decoded JSON-RPC request.
+type Request struct {
+	// ID is the request id exactly as sent (a JSON string or number), or nil
+	// for a notification, which gets no response.
+	ID json.RawMessage
+	// Method is the method name, e.g. "exec.propose".
+	Method string
+	// Params is the raw params value (an object), or nil when absent.
+	Params json.RawMessage
+}
+
+// IsNotification reports whether the request carries no id and so must not
+// be answered (JSON-RPC 2.0 §4.1).
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Response is one JSON-RPC response frame. Exactly one of Result and Error is
+// set.
+type Response struct {
+	// JSONRPC is always "2.0".
+	JSONRPC string `json:"jsonrpc"`
+	// ID echoes the request's id; JSON null when it could not be read.
+	ID json.RawMessage `json:"id"`
+	// Result is the method's result on success.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error describes the failure.
+	Error *Error `json:"error,omitempty"`
+}
+
+// Error is a JSON-RPC error object. For refusals Code is CodeApplication and
+// Data carries the stable code; Message then equals Data.Message.
+type Error struct {
+	// Code is one of the Code* constants.
+	Code int `json:"code"`
+	// Message is a sentence a person understands.
+	Message string `json:"message"`
+	// Data is set for application errors (and for invalid params, naming the
+	// code "invalid_params").
+	Data *ErrorData `json:"data,omitempty"`
+}
+
+// ErrorData is the machine-readable part of an application error.
+type ErrorData struct {
+	// Code is a stable string such as "denied" or "not_found" (see the Refusal
+	// codes in codes.go and docs/protocol.md).
+	Code string `json:"code"`
+	// Message is the same human sentence as Error.Message.
+	Message string `json:"message"`
+}
+
+// Error formats the error as "message (code)".
+func (e *Error) Error() string {
+	if e.Data != nil && e.Data.Code != "" {
+		return fmt.Sprintf("%s (%s)", e.Message, e.Data.Code)
+	}
+	return fmt.Sprintf("%s (JSON-RPC %d)", e.Message, e.Code)
+}
+
+// NewError returns a JSON-RPC error with the standard code and message.
+func NewError(code int, message string) *Error { return &Error{Code: code, Message: message} }
+
+// Refuse returns an application error with the stable string code and the
+// human message.
+func Refuse(code, message string) *Error {
+	return &Error{Code: CodeApplication, Message: message, Data: &ErrorData{Code: code, Message: message}}
+}
+
+// nullID is the id of a response to a request whose id could not be read.
+var nullID = json.RawMessage("null")
+
+// DecodeFrame parses one frame into a Request. On failure it returns a
+// JSON-RPC error to send back and the id to send it with (JSON null when the
+// id could not be read). Rules, in order:
+//   - not valid UTF-8, or not JSON → CodeParseError;
+//   - a JSON array (a batch; unsupported) or any non-object → CodeInvalidRequest;
+//   - "jsonrpc" other than "2.0", "method" missing or not a non-empty string,
+//     "id" present but not a string or number (null included), or "params"
+//     present but not an object → CodeInvalidRequest.
+//
+// Member names are matched exactly (case-sensitive); unknown top-level
+// members are ignored; a duplicated member makes the frame invalid.
+func DecodeFrame(frame []byte) (*Request, json.RawMessage, *Error) {
+	if !utf8.Valid(frame) {
+		return nil, nullID, NewError(CodeParseError, "parse error: the frame is not valid UTF-8")
+	}
+	if !json.Valid(frame) {
+		return nil, nullID, NewError(CodeParseError, "parse error: the frame is not valid JSON")
+	}
+	trimmed := bytes.TrimLeft(frame, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if len(trimmed) > 0 && trimmed[0] == '[' {
+			return nil, nullID, NewError(CodeInvalidRequest, "invalid request: batches are not supported; send one object per line")
+		}
+		return nil, nullID, NewError(CodeInvalidRequest, "invalid request: a frame must be a JSON object")
+	}
+	members, dup, err := objectMembers(trimmed)
+	if err != nil {
+		return nil, nullID, NewError(CodeParseError, "parse error: "+err.Error())
+	}
+	id := nullID
+	rawID, hasID := members["id"]
+	if hasID {
+		switch firstByte(rawID) {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			id = rawID
+		default:
+			return nil, nullID, NewError(CodeInvalidRequest, "invalid request: \"id\" must be a string or a number")
+		}
+	}
+	if dup != "" {
+		return nil, id, NewError(CodeInvalidRequest, fmt.Sprintf("invalid request: member %q appears twice", dup))
+	}
+	var version string
+	if raw, ok := members["jsonrpc"]; !ok || json.Unmarshal(raw, &version) != nil || version != Version {
+		return nil, id, NewError(CodeInvalidRequest, "invalid request: \"jsonrpc\" must be \"2.0\"")
+	}
+	var method string
+	if raw, ok := members["method"]; !ok || json.Unmarshal(raw, &method) != nil || method == "" {
+		return nil, id, NewError(CodeInvalidRequest, "invalid request: \"method\" must be a non-empty string")
+	}
+	req := &Request{Method: method}
+	if hasID {
+		req.ID = rawID
+	}
+	if raw, ok := members["params"]; ok {
+		if firstByte(raw) != '{' {
+			return nil, id, NewError(CodeInvalidRequest, "invalid request: \"params\" must be an object")
+		}
+		req.Params = raw
+	}
+	return req, id, nil
+}
+
+// objectMembers splits a valid JSON object into its members, reporting the
+// first duplicated name.
+func objectMembers(obj []byte) (map[string]json.RawMessage, string, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, "", err
+	}
+	members := make(map[string]json.RawMessage, 4)
+	dup := ""
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, "", err
+		}
+		name, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, "", err
+		}
+		if _, seen := members[name]; seen && dup == "" {
+			dup = name
+		}
+		members[name] = value
+	}
+	return members, dup, nil
+}
+
+// firstByte returns the first non-space byte of a JSON value, or 0.
+func firstByte(v []byte) byte {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	if len(v) == 0 {
+		return 0
+	}
+	return v[0]
+}
+
+// DecodeParams unmarshals params into dst strictly: unknown fields are an
+// error (a misspelt option must not be silently ignored by a gate). Absent
+// params decode as {}. The error is a CodeInvalidParams error naming the
+// problem.
+func DecodeParams(params json.RawMessage, dst any) *Error {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error(),
+			Data: &ErrorData{Code: RefuseInvalidParams, Message: "invalid params: " + err.Error()}}
+	}
+	return nil
+}
+
+// EncodeResponse returns the response frame (with its newline) for a result
+// or an error. A result that cannot be marshalled becomes an internal error.
+func EncodeResponse(id json.RawMessage, result any, rpcErr *Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	resp := Response{JSONRPC: Version, ID: id, Error: rpcErr}
+	if rpcErr == nil {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			resp.Error = NewError(CodeInternalError, "internal error: cannot encode the result: "+err.Error())
+		} else {
+			resp.Result = raw
+		}
+	}
+	out, err := json.Marshal(resp)
+	if err != nil { // only reachable with a malformed id, which DecodeFrame never yields
+		out, _ = json.Marshal(Response{JSONRPC: Version, ID: nullID, Error: NewError(CodeInternalError, "internal error: "+err.Error())})
+	}
+	return append(out, '\n')
+}
+
+// EncodeRequest returns the request frame (with its newline). A nil id makes
+// a notification.
+func EncodeRequest(id json.RawMessage, method string, params any) ([]byte, error) {
+	type request struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Method  string          `json:"method"`
+		Params  any             `json:"params,omitempty"`
+	}
+	out, err := json.Marshal(request{JSONRPC: Version, ID: id, Method: method, Params: params})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s request: %w", method, err)
+	}
+	return append(out, '\n'), nil
+}

@@ -1,0 +1,136 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+)
+
+// EnvSocket names the environment variable that overrides the socket path
+// (for tests and for forwarding the bridge over SSH).
+const EnvSocket = "AGENTGATE_SOCKET"
+
+// darwinSunPathMax is the size of sun_path on macOS, including the NUL.
+const darwinSunPathMax = 104
+
+// Placement holds everything the socket path depends on, so that the choice
+// is a pure function (Place) tested per OS. SocketPath fills it from the
+// running process.
+type Placement struct {
+	// GOOS is the target OS ("linux", "darwin", "windows", other Unix).
+	GOOS string
+	// Override is $AGENTGATE_SOCKET ("" when unset).
+	Override string
+	// XDGRuntimeDir is $XDG_RUNTIME_DIR ("" when unset).
+	XDGRuntimeDir string
+	// UID is the user's numeric id (-1 on Windows).
+	UID int
+	// RunUserDirOK reports whether /run/user/<UID> exists, is a directory
+	// owned by UID and is not accessible to group or others.
+	RunUserDirOK bool
+	// Home is the user's home directory (macOS).
+	Home string
+	// LocalAppData is %LOCALAPPDATA% (Windows), or "" when unset.
+	LocalAppData string
+	// UserProfile is %USERPROFILE% (Windows), used when LocalAppData is unset.
+	UserProfile string
+}
+
+// Place returns the socket path for pl. The rules:
+//   - Override, when set, wins on every OS.
+//   - Linux and other Unix: $XDG_RUNTIME_DIR/agentgate/bridge.sock when
+//     XDG_RUNTIME_DIR is set and is not /run/user/<uid>; otherwise the path
+//     derived from the user's identity alone, so that a process started
+//     with a minimal environment (MCP clients pass only HOME, LOGNAME, PATH,
+//     SHELL, TERM, USER) finds the same socket as the app:
+//     /run/user/<uid>/agentgate/bridge.sock when RunUserDirOK, else
+//     /tmp/agentgate-<uid>/bridge.sock. /tmp rather than $TMPDIR because
+//     TMPDIR, too, differs between environments.
+//   - macOS: $HOME/Library/Caches/agentgate/b.sock when that is shorter
+//     than sun_path's 104 bytes, else /tmp/agentgate-<uid>/b.sock.
+//   - Windows: %LOCALAPPDATA%\agentgate\bridge.sock (falling back to
+//     %USERPROFILE%\AppData\Local). The per-user profile directory's ACL
+//     (the user, SYSTEM and Administrators) is what protects it; Windows
+//     has no peer credentials for AF_UNIX.
+//
+// It returns an error only when no place can be derived (Windows without
+// either variable, macOS without HOME is handled by the /tmp fallback).
+func Place(pl Placement) (string, error) {
+	if pl.Override != "" {
+		return pl.Override, nil
+	}
+	uid := strconv.Itoa(pl.UID)
+	switch pl.GOOS {
+	case "windows":
+		base := pl.LocalAppData
+		if base == "" {
+			if pl.UserProfile == "" {
+				return "", errors.New("cannot place the agentgate socket: neither LOCALAPPDATA nor USERPROFILE is set; set AGENTGATE_SOCKET to a path in a directory only you can enter")
+			}
+			base = pl.UserProfile + `\AppData\Local`
+		}
+		return base + `\agentgate\bridge.sock`, nil
+	case "darwin":
+		if pl.Home != "" {
+			p := filepath.Join(pl.Home, "Library", "Caches", "agentgate", "b.sock")
+			if len(p) < darwinSunPathMax {
+				return p, nil
+			}
+		}
+		return filepath.Join("/tmp", "agentgate-"+uid, "b.sock"), nil
+	default:
+		runUser := filepath.Join("/run/user", uid)
+		if pl.XDGRuntimeDir != "" && filepath.Clean(pl.XDGRuntimeDir) != runUser {
+			return filepath.Join(pl.XDGRuntimeDir, "agentgate", "bridge.sock"), nil
+		}
+		if pl.RunUserDirOK {
+			return filepath.Join(runUser, "agentgate", "bridge.sock"), nil
+		}
+		return filepath.Join("/tmp", "agentgate-"+uid, "bridge.sock"), nil
+	}
+}
+
+// CurrentPlacement fills a Placement from the running process.
+func CurrentPlacement() Placement {
+	uid := os.Getuid()
+	home, _ := os.UserHomeDir()
+	pl := Placement{
+		GOOS:          runtime.GOOS,
+		Override:      os.Getenv(EnvSocket),
+		XDGRuntimeDir: os.Getenv("XDG_RUNTIME_DIR"),
+		UID:           uid,
+		Home:          home,
+		LocalAppData:  os.Getenv("LOCALAPPDATA"),
+		UserProfile:   os.Getenv("USERPROFILE"),
+	}
+	if runtime.GOOS != "windows" && runtime.GOOS != "darwin" {
+		pl.RunUserDirOK = CheckPrivateDir(filepath.Join("/run/user", strconv.Itoa(uid))) == nil
+	}
+	return pl
+}
+
+// SocketPath returns the bridge socket path for the current user (see Place).
+func SocketPath() (string, error) { return Place(CurrentPlacement()) }
+
+// PrepareSocketDir creates the socket's directory if it is missing (mode
+// 0700, parents 0700 too) and checks that it is private: on Unix a real
+// directory (not a symlink) owned by the current user with no group or
+// other permission bits. A directory failing the check is refused, never
+// repaired: someone else may have made it. On Windows it only creates the
+// directory (the profile directory's ACL protects it).
+func PrepareSocketDir(socketPath string) error {
+	dir := filepath.Dir(socketPath)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the socket directory %s: %w", dir, err)
+	}
+	return CheckPrivateDir(dir)
+}
+
+// errNotPrivate marks a directory that fails CheckPrivateDir.
+var errNotPrivate = errors.New("directory is not private")
+
+// IsNotPrivate reports whether err says a directory is not private.
+func IsNotPrivate(err error) bool { return errors.Is(err, errNotPrivate) }

@@ -1,0 +1,23 @@
+//go:build windows
+
+package wire
+
+import (
+	"fmt"
+	"os"
+)
+
+// CheckPrivateDir on Windows only checks that dir is a directory: the
+// per-user profile directory's inherited ACL (the user, SYSTEM and
+// Administrators) is what keeps other users out, and AF_UNIX on Windows has
+// no peer credentials.
+func CheckPrivateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("check the socket directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory; remove it and start agentgate again", errNotPrivate, dir)
+	}
+	return nil
+}

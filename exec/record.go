@@ -1,0 +1,295 @@
+package exec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Record is a run's metadata as persisted in StateDir/runs/<id>.json and as
+// a snapshot from Run.Record. It is rewritten atomically on every state
+// change, so any process can list the runs of every host.
+type Record struct {
+	// ID identifies the run; sortable by start time when generated.
+	ID string `json:"id"`
+	// Argv is the command as proposed (argv[0] as the agent wrote it).
+	Argv []string `json:"argv"`
+	// Executable is the absolute path argv[0] resolved to.
+	Executable string `json:"executable"`
+	// Dir is the resolved working directory.
+	Dir string `json:"dir"`
+	// ProjectRoot is the resolved project root.
+	ProjectRoot string `json:"project_root"`
+	// Provider, Client and Session say who proposed the run (Meta).
+	Provider string `json:"provider,omitempty"`
+	// Client is the agent client's name (Meta).
+	Client string `json:"client,omitempty"`
+	// Session is the bridge session that proposed the run (Meta).
+	Session string `json:"session,omitempty"`
+	// HostKind says which kind of agentgate process hosts the run.
+	HostKind HostKind `json:"host_kind"`
+	// HostPID is the hosting process's pid.
+	HostPID int `json:"host_pid"`
+	// HostStart identifies the hosting process beyond its pid (on Linux the
+	// boot id and the process start time), so a reused pid is not taken
+	// for the host. Opaque; empty where the platform offers nothing.
+	HostStart string `json:"host_start,omitempty"`
+	// PID is the started process's pid; 0 when it did not start.
+	PID int `json:"pid,omitempty"`
+	// State is where the run is in its life.
+	State State `json:"state"`
+	// ExitCode is set in state exited: the process's exit code.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Signal names the signal that ended the process, if one did.
+	Signal string `json:"signal,omitempty"`
+	// Error says what went wrong, for failed_to_start and lost.
+	Error string `json:"error,omitempty"`
+	// TimeoutMS is the run's timeout in milliseconds.
+	TimeoutMS int64 `json:"timeout_ms"`
+	// StartedAt is when the run was started.
+	StartedAt time.Time `json:"started_at"`
+	// EndedAt is when it reached its final state; zero while running.
+	EndedAt time.Time `json:"ended_at,omitzero"`
+	// StdoutBytes and StderrBytes count every byte the process wrote,
+	// retained or not.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	// StderrBytes counts every byte written to stderr.
+	StderrBytes int64 `json:"stderr_bytes"`
+	// StdoutDropped and StderrDropped say that the oldest bytes were no
+	// longer retained (the per-stream cap was exceeded).
+	StdoutDropped bool `json:"stdout_dropped,omitempty"`
+	// StderrDropped is StdoutDropped for stderr.
+	StderrDropped bool `json:"stderr_dropped,omitempty"`
+	// Changes summarises what the run changed under Dir; nil until it ends
+	// (and for runs that did not start).
+	Changes *ChangeSummary `json:"changes,omitempty"`
+	// StdoutPath and StderrPath are the spill files; each is a ring of
+	// SpillCap bytes (offset o at position o % SpillCap). They hold the
+	// whole retained output once the run ended; read them with ReadRecorded.
+	StdoutPath string `json:"stdout_path"`
+	// StderrPath is StdoutPath for stderr.
+	StderrPath string `json:"stderr_path"`
+	// SpillCap is the ring size of the spill files.
+	SpillCap int64 `json:"spill_cap"`
+}
+
+// runsDir returns the directory holding the run records of stateDir.
+func runsDir(stateDir string) string { return filepath.Join(stateDir, "runs") }
+
+// recordPath returns the record file of run id.
+func recordPath(stateDir, id string) string {
+	return filepath.Join(runsDir(stateDir), id+".json")
+}
+
+// cancelPath returns the cancel-request file of run id.
+func cancelPath(stateDir, id string) string {
+	return filepath.Join(runsDir(stateDir), id+".cancel")
+}
+
+// writeFileAtomic replaces path with data so that a reader sees the old or
+// the new content, never a mix, even if this process dies midway: write a
+// temporary file in the same directory, fsync it, rename it over path, then
+// (Unix) fsync the directory so the rename survives a crash.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("writing %s: syncing directory: %w", path, err)
+	}
+	return nil
+}
+
+// writeRecord persists rec atomically.
+func writeRecord(stateDir string, rec Record) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding run record %s: %w", rec.ID, err)
+	}
+	return writeFileAtomic(recordPath(stateDir, rec.ID), append(data, '\n'))
+}
+
+// readRecord reads one record file, retrying briefly: on Windows a reader
+// can meet a sharing violation while the file is being replaced.
+func readRecord(path string) (Record, error) {
+	var data []byte
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		data, err = os.ReadFile(path)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	var rec Record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return Record{}, fmt.Errorf("run record %s is not valid JSON: %w", path, err)
+	}
+	if rec.ID == "" || rec.State == "" {
+		return Record{}, fmt.Errorf("run record %s lacks an id or a state", path)
+	}
+	return rec, nil
+}
+
+// ListRecords returns every readable run record under stateDir, oldest
+// start first (ties by id). A missing runs directory yields none. Corrupt
+// or unreadable files and temporary files are skipped without error, so one
+// bad file never hides the others.
+func ListRecords(stateDir string) ([]Record, error) {
+	entries, err := os.ReadDir(runsDir(stateDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing run records in %s: %w", runsDir(stateDir), err)
+	}
+	var recs []Record
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		rec, err := readRecord(filepath.Join(runsDir(stateDir), name))
+		if err != nil || rec.ID+".json" != name {
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		if !recs[i].StartedAt.Equal(recs[j].StartedAt) {
+			return recs[i].StartedAt.Before(recs[j].StartedAt)
+		}
+		return recs[i].ID < recs[j].ID
+	})
+	return recs, nil
+}
+
+// MarkLost rewrites as lost every record left running whose host process is
+// gone: its pid is not alive, or (where HostStart is recorded) the pid now
+// belongs to a different process. It returns how many records it changed.
+// Call it at start-up, before showing runs. Records of live hosts are left
+// alone, including this process's own.
+func MarkLost(stateDir string) (int, error) {
+	recs, err := ListRecords(stateDir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, rec := range recs {
+		if rec.State != StateRunning || hostAlive(rec.HostPID, rec.HostStart) {
+			continue
+		}
+		rec.State = StateLost
+		rec.EndedAt = time.Now().UTC()
+		rec.Error = fmt.Sprintf("the %s host (pid %d) ended before recording how the run ended; its process tree was ended with the host", rec.HostKind, rec.HostPID)
+		if err := writeRecord(stateDir, rec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// RequestCancel asks the process hosting run id to cancel it, from any
+// process: it writes StateDir/runs/<id>.cancel, which the hosting Executor
+// notices within about 250 ms. It fails when no record of the run exists;
+// a run already finished is left alone (nil error).
+func RequestCancel(stateDir, id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	rec, err := readRecord(recordPath(stateDir, id))
+	if err != nil {
+		return fmt.Errorf("cancelling run %s: no readable run record (%v); check the id with `agentgate ps`", id, err)
+	}
+	if rec.State.Final() {
+		return nil
+	}
+	return writeFileAtomic(cancelPath(stateDir, id), []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"))
+}
+
+// PruneRecords keeps the newest keep finished records (by start time) and
+// removes the older ones together with their output files and cancel
+// requests. Running records are never removed. keep < 0 is treated as 0.
+func PruneRecords(stateDir string, keep int) error {
+	recs, err := ListRecords(stateDir)
+	if err != nil {
+		return err
+	}
+	var finished []Record
+	for _, rec := range recs {
+		if rec.State.Final() {
+			finished = append(finished, rec)
+		}
+	}
+	keep = max(keep, 0)
+	var errs []error
+	for i := 0; i < len(finished)-keep; i++ {
+		errs = append(errs, removeRun(stateDir, finished[i].ID))
+	}
+	return errors.Join(errs...)
+}
+
+// removeRun removes a run's record, cancel request and output directory.
+// The record goes first, so a reader never sees a record without files.
+func removeRun(stateDir, id string) error {
+	var errs []error
+	for _, p := range []string{recordPath(stateDir, id), cancelPath(stateDir, id)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(runsDir(stateDir), id)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// ReadRecorded reads the retained output of a finished run from its spill
+// file, given its record: how the Processes window shows runs hosted by
+// other processes. For a run still running it returns what its host has
+// spilled so far, which may be nothing; ask the hosting Executor's Run.Read
+// for live output.
+func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, error) {
+	path, total := rec.StdoutPath, rec.StdoutBytes
+	if s == Stderr {
+		path, total = rec.StderrPath, rec.StderrBytes
+	} else if s != Stdout {
+		return Chunk{}, fmt.Errorf("unknown stream %q: use %q or %q", s, Stdout, Stderr)
+	}
+	if total == 0 || rec.SpillCap <= 0 {
+		return Chunk{Next: 0, EOF: rec.State.Final()}, nil
+	}
+	c, err := readFinished(path, rec.SpillCap, total, cursor, maxBytes)
+	if err != nil {
+		return Chunk{}, err
+	}
+	c.EOF = c.EOF && rec.State.Final()
+	return c, nil
+}

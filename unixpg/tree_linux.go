@@ -1,0 +1,144 @@
+//go:build linux
+
+package unixpg
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// enableSubreaper makes the supervisor a child subreaper, so that orphaned
+// descendants (setsid, double fork) are re-parented to it.
+func enableSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the run's supervisor a child subreaper (prctl PR_SET_CHILD_SUBREAPER): %v", err)
+	}
+	return nil
+}
+
+// targetSysProcAttr puts the target in its own process group and kills it if
+// the supervisor's forking thread (locked for the supervisor's life) dies.
+func targetSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// descendants returns the pids of every live descendant of the calling
+// process, found by walking /proc/PID/task/TID/children from the calling
+// process down. Children of every thread count: the kernel may re-parent an
+// orphan to any thread of a subreaper. A process that forks or exits during
+// the walk may be missed or included; callers repeat until nothing is left.
+// Where the kernel lacks the children files (CONFIG_PROC_CHILDREN), the
+// walk falls back to a scan of /proc/*/stat.
+func descendants() []int {
+	self := os.Getpid()
+	kids, ok := taskChildren(self)
+	if !ok {
+		return descendantsByScan(self)
+	}
+	var out []int
+	seen := map[int]bool{self: true}
+	for len(kids) > 0 {
+		pid := kids[len(kids)-1]
+		kids = kids[:len(kids)-1]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		out = append(out, pid)
+		more, _ := taskChildren(pid)
+		kids = append(kids, more...)
+	}
+	return out
+}
+
+// taskChildren returns the children of every thread of pid; ok is false when
+// the children files do not exist on this kernel or pid has no readable task
+// directory.
+func taskChildren(pid int) (kids []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if err != nil {
+			if os.IsNotExist(err) && pid == os.Getpid() {
+				return nil, false
+			}
+			continue
+		}
+		kids = append(kids, parsePidList(b)...)
+	}
+	return kids, true
+}
+
+// parsePidList parses a space-separated list of pids, as in a children
+// file, skipping anything that is not a positive number.
+func parsePidList(b []byte) []int {
+	var pids []int
+	for _, f := range bytes.Fields(b) {
+		if n, err := strconv.Atoi(string(f)); err == nil && n > 0 {
+			pids = append(pids, n)
+		}
+	}
+	return pids
+}
+
+// descendantsByScan finds the descendants of root from the parent pids in
+// every /proc/PID/stat.
+func descendantsByScan(root int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if st, ok := parseProcStat(b); ok {
+			children[st.ppid] = append(children[st.ppid], pid)
+		}
+	}
+	var out []int
+	queue := append([]int(nil), children[root]...)
+	seen := map[int]bool{root: true}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		out = append(out, pid)
+		queue = append(queue, children[pid]...)
+	}
+	return out
+}
+
+// Alive reports whether pid names a process that has not ended: false when
+// no such process exists and false for a zombie (ended, not yet reaped),
+// which kill(pid, 0) would report as alive. Linux reads /proc/PID/stat.
+// A pid can be reused after its process is reaped; Alive cannot tell.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	st, ok := parseProcStat(b)
+	return ok && st.state != 'Z' && st.state != 'X' && st.state != 'x'
+}
