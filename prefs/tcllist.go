@@ -21,11 +21,15 @@ import (
 //     substituted, and an escaped white space character belongs to the element.
 //   - Backslash sequences: \a \b \f \n \r \t \v; \ooo (one to three octal
 //     digits, at most \377); \xhh (one or two hex digits); \uhhhh (one to four
-//     hex digits; a high and a low surrogate written as two \u sequences form
-//     one character, a lone surrogate becomes U+FFFD); \Uhhhhhhhh (one to eight
-//     hex digits, as many as keep the value at most U+10FFFF); backslash-newline
+//     hex digits); \Uhhhhhhhh (one to eight hex digits, as many as keep the
+//     value at most U+10FFFF; like Tcl 8.6 built with its default
+//     TCL_UTF_MAX=3, a value above U+FFFF becomes U+FFFD); a high and a low
+//     surrogate written as two adjacent escapes form one character, a lone
+//     surrogate is kept in the three-byte form Tcl writes (not valid UTF-8);
+//     backslash-newline
 //     plus the spaces and tabs after it become one space; a backslash before
-//     any other character yields that character; a backslash at the very end
+//     any other character yields that character (U+FFFD for a character above
+//     U+FFFF, again as Tcl 8.6 does); a backslash at the very end
 //     of the string is kept.
 //   - A closing brace or quote must be followed by white space or the end.
 //
@@ -136,8 +140,40 @@ func checkElementEnd(line string, at int, quoting string) error {
 	if at >= len(line) || isListSpace(line[at]) {
 		return nil
 	}
-	r, _ := utf8.DecodeRuneInString(line[at:])
-	return columnError(line, at, fmt.Sprintf("list element in %s followed by %q instead of space", quoting, string(r)))
+	return columnError(line, at, fmt.Sprintf("list element in %s followed by \"%s\" instead of space", quoting, garbageExcerpt(line[at:])))
+}
+
+// garbageExcerpt returns what Tcl quotes of the text after a closing brace or
+// quote: up to the next white space, at most 20 bytes of Tcl's internal form,
+// in which NUL takes two bytes and a character above U+FFFF takes six (a
+// surrogate pair). A character that does not fit is left out; of a pair that
+// does not fit, the high surrogate alone is shown, as Tcl does.
+func garbageExcerpt(rest string) string {
+	const limit = 20
+	var b strings.Builder
+	used := 0
+	for _, r := range rest {
+		if r < utf8.RuneSelf && isListSpace(byte(r)) {
+			break
+		}
+		size := utf8.RuneLen(r)
+		switch {
+		case r == 0:
+			size = 2
+		case r > 0xFFFF:
+			if used+3 <= limit && used+6 > limit {
+				writeCodePoint(&b, 0xD800+(r-0x10000)>>10)
+				return b.String()
+			}
+			size = 6
+		}
+		if used+size > limit {
+			break
+		}
+		used += size
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // columnError builds the *ParseError for the byte offset at of line.
@@ -173,11 +209,9 @@ func substituteBackslash(b *strings.Builder, s string) int {
 	case 'v':
 		b.WriteByte('\v')
 	case 'x':
-		return hexEscape(b, s, 2, 0xFF, 'x')
-	case 'u':
-		return unicodeEscape(b, s)
-	case 'U':
-		return hexEscape(b, s, 8, utf8.MaxRune, 'U')
+		return hexEscape(b, s)
+	case 'u', 'U':
+		return codePointEscape(b, s)
 	case '\n':
 		j := 2
 		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
@@ -199,42 +233,68 @@ func substituteBackslash(b *strings.Builder, s string) int {
 			b.WriteByte(c) // not UTF-8: keep the byte as it is
 			return 2
 		}
-		b.WriteString(s[1 : 1+size])
+		if r > 0xFFFF {
+			r = utf8.RuneError // Tcl 8.6 (TCL_UTF_MAX=3) cannot hold it
+		}
+		b.WriteRune(r)
 		return 1 + size
 	}
 	return 2
 }
 
-// hexEscape substitutes \x or \U at the start of s: up to maxDigits hex digits,
-// taking a digit only while the value stays at most maxValue. Without digits
-// the sequence is the letter itself.
-func hexEscape(b *strings.Builder, s string, maxDigits int, maxValue rune, letter byte) int {
-	value, j := scanHex(s, maxDigits, maxValue)
+// hexEscape substitutes \x at the start of s: one or two hex digits. Without
+// digits the sequence is the letter x itself.
+func hexEscape(b *strings.Builder, s string) int {
+	value, j := scanHex(s, 2, 0xFF)
 	if j == 2 {
-		b.WriteByte(letter)
+		b.WriteByte('x')
 		return 2
 	}
-	writeCodePoint(b, value)
+	b.WriteRune(value)
 	return j
 }
 
-// unicodeEscape substitutes \uhhhh at the start of s, joining a high
-// surrogate with an immediately following \u low surrogate.
-func unicodeEscape(b *strings.Builder, s string) int {
-	value, j := scanHex(s, 4, 0xFFFF)
-	if j == 2 {
-		b.WriteByte('u')
+// codePointEscape substitutes \u or \U at the start of s. A high surrogate
+// and a low surrogate written as two adjacent escapes form one character, as
+// Tcl joins them when it writes UTF-8. Without digits the sequence is the
+// letter itself.
+func codePointEscape(b *strings.Builder, s string) int {
+	value, j, ok := scanCodePoint(s)
+	if !ok {
+		b.WriteByte(s[1])
 		return 2
 	}
-	if value >= 0xD800 && value <= 0xDBFF && strings.HasPrefix(s[j:], `\u`) {
-		low, k := scanHex(s[j:], 4, 0xFFFF)
-		if k > 2 && low >= 0xDC00 && low <= 0xDFFF {
+	if value >= 0xD800 && value <= 0xDBFF {
+		if low, k, ok := scanCodePoint(s[j:]); ok && low >= 0xDC00 && low <= 0xDFFF {
 			b.WriteRune(0x10000 + (value-0xD800)<<10 + (low - 0xDC00))
 			return j + k
 		}
 	}
 	writeCodePoint(b, value)
 	return j
+}
+
+// scanCodePoint reads a \u escape (one to four hex digits) or a \U escape
+// (one to eight, as many as keep the value at most U+10FFFF) at the start of
+// s. Tcl 8.6 as built by default (TCL_UTF_MAX=3) holds no character above
+// U+FFFF, so \U yields U+FFFD for those. ok is false when s does not start
+// with such an escape with at least one digit.
+func scanCodePoint(s string) (value rune, n int, ok bool) {
+	if len(s) < 3 || s[0] != '\\' {
+		return 0, 0, false
+	}
+	switch s[1] {
+	case 'u':
+		value, n = scanHex(s, 4, 0xFFFF)
+	case 'U':
+		value, n = scanHex(s, 8, utf8.MaxRune)
+		if value > 0xFFFF {
+			value = utf8.RuneError
+		}
+	default:
+		return 0, 0, false
+	}
+	return value, n, n > 2
 }
 
 // scanHex reads hex digits after the two-byte escape prefix of s, at most
@@ -267,11 +327,14 @@ func hexDigit(c byte) rune {
 	return -1
 }
 
-// writeCodePoint writes value as UTF-8; surrogates, which UTF-8 cannot hold,
-// become U+FFFD.
+// writeCodePoint writes value as UTF-8. A surrogate, which UTF-8 proper
+// cannot hold, is written in the generalised three-byte form, as Tcl does.
 func writeCodePoint(b *strings.Builder, value rune) {
-	if !utf8.ValidRune(value) {
-		value = utf8.RuneError
+	if value >= 0xD800 && value <= 0xDFFF {
+		b.WriteByte(byte(0xE0 | value>>12))
+		b.WriteByte(byte(0x80 | (value>>6)&0x3F))
+		b.WriteByte(byte(0x80 | value&0x3F))
+		return
 	}
 	b.WriteRune(value)
 }
