@@ -1,0 +1,20 @@
+//go:build unix && !linux
+
+package unixpg
+
+import "syscall"
+
+// enableSubreaper does nothing: only Linux has child subreapers. A
+// descendant that leaves the target's process group (setsid, setpgid) is
+// therefore not caught outside Linux; see docs/lifetime.md.
+func enableSubreaper() error { return nil }
+
+// targetSysProcAttr puts the target in its own process group. There is no
+// parent-death signal outside Linux; the lifeline pipe covers host death.
+func targetSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// descendants returns nil: without /proc children lists and a subreaper the
+// supervisor can reach the tree only through its process group.
+func descendants() []int { return nil }
