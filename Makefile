@@ -14,12 +14,16 @@ GO       ?= go
 TAGS     := migrated_fynedo
 BIN      := bin/agentgate
 export LANG := C.UTF-8
+# The version lives in one place, FyneApp.toml; the commit comes from git.
+VERSION  := $(shell awk -F'"' '/^\[/{s=$$0} s=="[Details]" && /^Version[ \t]*=/{print $$2; exit}' FyneApp.toml)
+COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+LDFLAGS  := -X github.com/agentgate/agentgate/cli.version=$(VERSION) -X github.com/agentgate/agentgate/cli.commit=$(COMMIT)
 
 # Every package but the UI and the root (which links the UI): these need no
 # cgo, run under -race, and must compile for Windows and macOS.
 NONUI     = $(shell $(GO) list ./... | grep -v -e '/ui$$' -e '/ui/' -e '^github.com/agentgate/agentgate$$')
 
-.PHONY: all deps build run test vet test-nonui test-ui test-e2e cross bench fuzz package clean-bin
+.PHONY: all deps build run test vet test-nonui test-ui cross bench fuzz package package-check validate-packaging clean-bin
 
 all: build
 
@@ -27,12 +31,12 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	$(GO) build -tags $(TAGS) -o $(BIN) .
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 run: build
 	@scripts/run.sh $(BIN)
 
-test: deps vet test-nonui test-ui cross
+test: deps vet validate-packaging test-nonui test-ui cross
 	@echo "make test: all checks passed"
 
 vet:
@@ -57,6 +61,17 @@ bench: build
 
 fuzz:
 	scripts/fuzz.sh
+
+validate-packaging: deps
+	scripts/validate-packaging.sh
+
+# The Linux archive through `fyne package` (dist/), then an install into a
+# temporary prefix whose binary must answer --version.
+package: deps
+	VERSION=$(VERSION) COMMIT=$(COMMIT) scripts/package.sh
+
+package-check: package
+	scripts/package-check.sh
 
 clean-bin:
 	rm -rf bin
