@@ -59,8 +59,9 @@ func hasExt(p string, exts []string) bool {
 	return false
 }
 
-// checkPlatformArgs refuses cmd.exe metacharacters in the arguments of a
-// .bat or .cmd target ("BatBadBut"), which Windows runs through cmd.exe.
-func checkPlatformArgs(exe string, args []string) error {
-	return winjob.CheckBatchArgs(exe, args)
+// checkPlatformArgs refuses cmd.exe metacharacters in argv (argv[0]
+// included) of a .bat or .cmd target ("BatBadBut"), which Windows runs
+// through cmd.exe; the error names the argument's index and the character.
+func checkPlatformArgs(exe string, argv []string) error {
+	return winjob.CheckBatchArgs(exe, argv)
 }

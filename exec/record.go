@@ -43,7 +43,9 @@ type Record struct {
 	PID int `json:"pid,omitempty"`
 	// State is where the run is in its life.
 	State State `json:"state"`
-	// ExitCode is set in state exited: the process's exit code.
+	// ExitCode is set in state exited when the process called exit: its
+	// exit code. It is nil in every other state and when a signal ended the
+	// process (Signal names it).
 	ExitCode *int `json:"exit_code,omitempty"`
 	// Signal names the signal that ended the process, if one did.
 	Signal string `json:"signal,omitempty"`
@@ -283,8 +285,11 @@ func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, erro
 	} else if s != Stdout {
 		return Chunk{}, fmt.Errorf("unknown stream %q: use %q or %q", s, Stdout, Stderr)
 	}
+	if cursor < 0 {
+		return Chunk{}, fmt.Errorf("cursor %d is negative; start at 0", cursor)
+	}
 	if total == 0 || rec.SpillCap <= 0 {
-		return Chunk{Next: 0, EOF: rec.State.Final()}, nil
+		return Chunk{Next: cursor, EOF: rec.State.Final()}, nil
 	}
 	c, err := readFinished(path, rec.SpillCap, total, cursor, maxBytes)
 	if err != nil {

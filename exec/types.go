@@ -66,7 +66,9 @@ type Stream string
 
 // The retained streams.
 const (
+	// Stdout is the process's standard output.
 	Stdout Stream = "stdout"
+	// Stderr is the process's standard error.
 	Stderr Stream = "stderr"
 )
 
@@ -112,7 +114,7 @@ type Command struct {
 // Refusal is the error Validate returns: a stable machine-readable Code and a
 // sentence a person understands.
 type Refusal struct {
-	// Code is stable and documented in docs/protocol.md, e.g.
+	// Code is stable: one of the Code* constants (docs/executor.md), e.g.
 	// "redirection_token", "cwd_outside_project", "timeout_out_of_range",
 	// "executable_not_found".
 	Code string
@@ -139,15 +141,19 @@ type Chunk struct {
 
 // ChangeSummary lists what a run changed under its working directory.
 type ChangeSummary struct {
-	// Created, Modified and Deleted are paths relative to the run's Dir,
-	// sorted, each list capped (see Truncated).
-	Created  []string `json:"created"`
+	// Created lists the paths that appeared, relative to the run's Dir,
+	// slash-separated and sorted; directories end in "/". Each list keeps
+	// at most ChangeLimits.MaxListed paths (then Incomplete is set).
+	Created []string `json:"created"`
+	// Modified lists the paths whose content (or type) changed.
 	Modified []string `json:"modified"`
-	Deleted  []string `json:"deleted"`
-	// Incomplete is true when a bound (files, bytes, time) was hit, so some
-	// changes may be missing; Reason says which bound.
-	Incomplete bool   `json:"incomplete,omitempty"`
-	Reason     string `json:"reason,omitempty"`
+	// Deleted lists the paths that disappeared.
+	Deleted []string `json:"deleted"`
+	// Incomplete is true when a bound (files, time, list length) was hit or
+	// something was unreadable, so some changes may be missing.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Reason says which bound hit, for a person.
+	Reason string `json:"reason,omitempty"`
 	// Method is "content-hash" (Linux, macOS) or "size-mtime" (Windows).
 	Method string `json:"method"`
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Refusal codes: stable strings that agents and adapters may branch on.
-// They are listed in docs/executor.md and docs/protocol.md.
+// They are listed in docs/executor.md.
 const (
 	// CodeEmptyArgv: the proposal's argv has no elements.
 	CodeEmptyArgv = "empty_argv"
@@ -215,8 +215,8 @@ func Validate(p Proposal, pathEnv string) (Command, error) {
 	if err != nil {
 		return Command{}, err
 	}
-	if err := checkPlatformArgs(exe, p.Argv[1:]); err != nil {
-		return Command{}, refusef(CodeBatchArgumentUnsafe, "%v; cmd.exe would interpret these characters: pass them through a file instead, or run a program that is not a batch file", err)
+	if err := checkPlatformArgs(exe, p.Argv); err != nil {
+		return Command{}, refusef(CodeBatchArgumentUnsafe, "%v", err)
 	}
 	sum := sha256.Sum256(p.Stdin)
 	return Command{

@@ -1,0 +1,152 @@
+package exec
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// patternBytes returns n bytes of a deterministic pseudo-random pattern with
+// every byte value, NULs and invalid UTF-8 included.
+func patternBytes(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// chunkedReader returns at most n bytes per Read, to exercise partial reads.
+type chunkedReader struct {
+	r io.Reader
+	n int
+}
+
+func (c chunkedReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// readAll reads a stream from cursor to its end through read.
+func readAll(t *testing.T, s *retained, cursor int64, step int) ([]byte, bool) {
+	t.Helper()
+	var out []byte
+	dropped := false
+	for {
+		c, err := s.read(cursor, step)
+		require.NoError(t, err)
+		dropped = dropped || c.Dropped
+		out = append(out, c.Data...)
+		if c.EOF {
+			return out, dropped
+		}
+		require.Greater(t, c.Next, cursor, "progress")
+		cursor = c.Next
+	}
+}
+
+func TestRetainedWindow(t *testing.T) {
+	cases := []struct {
+		name     string
+		memTail  int
+		spillCap int64
+		size     int
+		chunk    int
+	}{
+		{"empty", 64, 256, 0, 7},
+		{"fits in memory", 1024, 4096, 500, 13},
+		{"spills", 64, 4096, 3000, 13},
+		{"wraps", 64, 1000, 5000, 13},
+		{"wraps, big chunks", 100, 250, 10000, 4096},
+		{"cap smaller than tail", 512, 100, 5000, 333},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := patternBytes(tc.size)
+			s := newRetained(filepath.Join(t.TempDir(), "out"), tc.memTail, tc.spillCap)
+			require.NoError(t, s.pump(chunkedReader{bytes.NewReader(data), tc.chunk}))
+			total, dropped, done := s.stats()
+			assert.Equal(t, int64(tc.size), total)
+			assert.True(t, done)
+			oldest := max(0, int64(tc.size)-tc.spillCap)
+			assert.Equal(t, oldest > 0, dropped)
+
+			// From 0: data from the oldest retained byte, Dropped iff any gone.
+			got, gotDropped := readAll(t, s, 0, 97)
+			assert.Equal(t, oldest > 0, gotDropped)
+			assert.True(t, bytes.Equal(data[oldest:], got), "read from 0")
+
+			// From the middle of the retained window.
+			mid := oldest + (int64(tc.size)-oldest)/2
+			got, gotDropped = readAll(t, s, mid, 50)
+			assert.False(t, gotDropped)
+			assert.True(t, bytes.Equal(data[mid:], got), "read from the middle")
+
+			// Past the end.
+			c, err := s.read(int64(tc.size)+10, 10)
+			require.NoError(t, err)
+			assert.Empty(t, c.Data)
+			assert.True(t, c.EOF)
+
+			// The spill-file reader used for other hosts' records agrees.
+			if tc.size > 0 {
+				c, err := readFinished(s.path, tc.spillCap, int64(tc.size), 0, tc.size)
+				require.NoError(t, err)
+				assert.True(t, bytes.Equal(data[oldest:], c.Data))
+				assert.Equal(t, oldest > 0, c.Dropped)
+				assert.True(t, c.EOF)
+			}
+		})
+	}
+}
+
+func TestRetainedNegativeCursor(t *testing.T) {
+	s := newRetained(filepath.Join(t.TempDir(), "out"), 64, 64)
+	_, err := s.read(-1, 10)
+	assert.ErrorContains(t, err, "negative")
+}
+
+func TestRetainedConcurrentReaders(t *testing.T) {
+	data := patternBytes(3 << 20)
+	const spillCap = 1 << 20
+	s := newRetained(filepath.Join(t.TempDir(), "out"), 16<<10, spillCap)
+	pr, pw := io.Pipe()
+	go func() {
+		for off := 0; off < len(data); off += 7000 {
+			pw.Write(data[off:min(off+7000, len(data))])
+		}
+		pw.Close()
+	}()
+	var wg sync.WaitGroup
+	for reader := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cursor := int64(0)
+			for {
+				c, err := s.read(cursor, 1000+reader*5000)
+				if !assert.NoError(t, err) {
+					return
+				}
+				start := c.Next - int64(len(c.Data))
+				if !c.Dropped && !assert.Equal(t, cursor, start, "no gap without Dropped") {
+					return
+				}
+				if !assert.True(t, bytes.Equal(data[start:c.Next], c.Data), "bytes at %d", start) {
+					return
+				}
+				if c.EOF {
+					assert.Equal(t, int64(len(data)), c.Next)
+					return
+				}
+				cursor = c.Next
+			}
+		}()
+	}
+	require.NoError(t, s.pump(pr))
+	wg.Wait()
+}

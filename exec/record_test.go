@@ -1,0 +1,234 @@
+package exec
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writerHelperEnv makes the test binary a record-writer loop (TestMain).
+const writerHelperEnv = "AGENTGATE_EXEC_TEST_RECORD_WRITER"
+
+// runRecordWriterLoop rewrites the record "crash" in stateDir forever with a
+// growing sequence number and a large argv, until killed.
+func runRecordWriterLoop(stateDir string) {
+	big := strings.Repeat("x", 256<<10)
+	for seq := 0; ; seq++ {
+		rec := Record{ID: "crash", State: StateRunning, Argv: []string{strconv.Itoa(seq), big}}
+		if err := writeRecord(stateDir, rec); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+	}
+}
+
+func TestRecordWriteCrashSafety(t *testing.T) {
+	stateDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(runsDir(stateDir), 0o700))
+	path := recordPath(stateDir, "crash")
+	for round := 0; round < 3; round++ {
+		self, err := os.Executable()
+		require.NoError(t, err)
+		cmd := osexec.Command(self, "-test.run=^$")
+		cmd.Env = append(os.Environ(), writerHelperEnv+"="+stateDir)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+
+		var reads, lastSeq atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					data, err := os.ReadFile(path)
+					if os.IsNotExist(err) {
+						continue
+					}
+					if !assert.NoError(t, err) {
+						return
+					}
+					var rec Record
+					if !assert.NoError(t, json.Unmarshal(data, &rec), "torn record of %d bytes", len(data)) {
+						return
+					}
+					seq, _ := strconv.Atoi(rec.Argv[0])
+					lastSeq.Store(int64(seq))
+					reads.Add(1)
+				}
+			}()
+		}
+		// Let the writer get going, then kill it mid-write.
+		require.Eventually(t, func() bool { return lastSeq.Load() >= 20 }, 30*time.Second, time.Millisecond)
+		require.NoError(t, cmd.Process.Kill())
+		cmd.Wait()
+		close(stop)
+		wg.Wait()
+		assert.Positive(t, reads.Load())
+		recs, err := ListRecords(stateDir)
+		require.NoError(t, err)
+		require.Len(t, recs, 1, "the record parses after the kill; temp files are ignored")
+		assert.Equal(t, "crash", recs[0].ID)
+	}
+}
+
+func TestListRecordsSkipsCorrupt(t *testing.T) {
+	stateDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(runsDir(stateDir), 0o700))
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	require.NoError(t, writeRecord(stateDir, Record{ID: "b", State: StateExited, StartedAt: t0.Add(time.Second)}))
+	require.NoError(t, writeRecord(stateDir, Record{ID: "a", State: StateRunning, StartedAt: t0}))
+	files := map[string]string{
+		"half.json":       `{"id":"half","state":"run`,
+		"empty.json":      ``,
+		"nostate.json":    `{"id":"nostate"}`,
+		"misnamed.json":   `{"id":"other","state":"exited"}`,
+		".a.json.tmp-123": `{"id":"a","state":"lost"}`,
+		"notes.txt":       `x`,
+		"binary.json":     "\x00\xff",
+	}
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(runsDir(stateDir), name), []byte(content), 0o600))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(runsDir(stateDir), "a"), 0o700))
+	recs, err := ListRecords(stateDir)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	assert.Equal(t, "a", recs[0].ID)
+	assert.Equal(t, "b", recs[1].ID)
+
+	none, err := ListRecords(filepath.Join(stateDir, "missing"))
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}
+
+func TestMarkLost(t *testing.T) {
+	stateDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(runsDir(stateDir), 0o700))
+	self := os.Getpid()
+	selfStart, ok := processIdentity(self)
+	require.True(t, ok)
+
+	// A process that has ended: its pid is free (or reused by another).
+	dead := osexec.Command("true")
+	require.NoError(t, dead.Run())
+	deadPID := dead.Process.Pid
+
+	recs := []Record{
+		{ID: "live", State: StateRunning, HostPID: self, HostStart: selfStart},
+		{ID: "live-nostart", State: StateRunning, HostPID: self},
+		{ID: "dead", State: StateRunning, HostPID: deadPID, HostStart: "x"},
+		{ID: "nopid", State: StateRunning, HostPID: 0},
+		{ID: "done", State: StateExited, HostPID: deadPID},
+	}
+	if _, ok := os.Stat("/proc/self/stat"); ok == nil {
+		// The pid is alive but belongs to a different process than the one
+		// that recorded it: pid reuse.
+		recs = append(recs, Record{ID: "reused", State: StateRunning, HostPID: self, HostStart: selfStart + "0"})
+	}
+	for _, rec := range recs {
+		require.NoError(t, writeRecord(stateDir, rec))
+	}
+	n, err := MarkLost(stateDir)
+	require.NoError(t, err)
+	got := map[string]Record{}
+	all, err := ListRecords(stateDir)
+	require.NoError(t, err)
+	for _, rec := range all {
+		got[rec.ID] = rec
+	}
+	want := map[string]State{"live": StateRunning, "live-nostart": StateRunning, "dead": StateLost, "nopid": StateLost, "done": StateExited}
+	if len(recs) == 6 {
+		want["reused"] = StateLost
+	}
+	lost := 0
+	for id, state := range want {
+		assert.Equal(t, state, got[id].State, id)
+		if state == StateLost {
+			lost++
+			assert.Contains(t, got[id].Error, "ended before recording")
+			assert.False(t, got[id].EndedAt.IsZero())
+		}
+	}
+	assert.Equal(t, lost, n)
+	n, err = MarkLost(stateDir)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a second pass changes nothing")
+}
+
+func TestPruneRecords(t *testing.T) {
+	stateDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(runsDir(stateDir), 0o700))
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	states := []State{StateExited, StateRunning, StateCancelled, StateLost, StateExited}
+	for i, st := range states {
+		id := fmt.Sprintf("r%d", i)
+		require.NoError(t, writeRecord(stateDir, Record{ID: id, State: st, StartedAt: t0.Add(time.Duration(i) * time.Second)}))
+		require.NoError(t, os.MkdirAll(filepath.Join(runsDir(stateDir), id), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(runsDir(stateDir), id, "stderr"), []byte("e"), 0o600))
+	}
+	require.NoError(t, os.WriteFile(cancelPath(stateDir, "r0"), nil, 0o600))
+	require.NoError(t, PruneRecords(stateDir, 2))
+	recs, err := ListRecords(stateDir)
+	require.NoError(t, err)
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.ID)
+	}
+	assert.Equal(t, []string{"r1", "r3", "r4"}, ids, "the running record and the newest two finished stay")
+	for _, gone := range []string{"r0", "r2"} {
+		assert.NoDirExists(t, filepath.Join(runsDir(stateDir), gone))
+	}
+	assert.NoFileExists(t, cancelPath(stateDir, "r0"))
+	assert.DirExists(t, filepath.Join(runsDir(stateDir), "r3"))
+	require.NoError(t, PruneRecords(stateDir, -1))
+	recs, err = ListRecords(stateDir)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, "r1", recs[0].ID)
+}
+
+func TestRequestCancelErrors(t *testing.T) {
+	stateDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(runsDir(stateDir), 0o700))
+	assert.ErrorContains(t, RequestCancel(stateDir, "missing"), "no readable run record")
+	assert.ErrorContains(t, RequestCancel(stateDir, "../x"), "invalid")
+	require.NoError(t, writeRecord(stateDir, Record{ID: "fin", State: StateExited}))
+	require.NoError(t, RequestCancel(stateDir, "fin"))
+	assert.NoFileExists(t, cancelPath(stateDir, "fin"), "a finished run gets no request")
+}
+
+func TestCheckID(t *testing.T) {
+	cases := []struct {
+		id string
+		ok bool
+	}{
+		{"20260101T000000.000000000Z-abcd", true}, {"a", true}, {"A-b_c.d", true},
+		{"", false}, {".hidden", false}, {"a/b", false}, {`a\b`, false}, {"a b", false},
+		{"..", false}, {"é", false}, {strings.Repeat("a", 128), true}, {strings.Repeat("a", 129), false},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.ok, checkID(tc.id) == nil, tc.id)
+	}
+	id1, id2 := newRunID(), newRunID()
+	assert.NoError(t, checkID(id1))
+	assert.Len(t, id1, len(id2))
+	assert.NotEqual(t, id1, id2)
+}
