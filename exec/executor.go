@@ -89,6 +89,8 @@ type Executor struct {
 	runs map[string]*Run
 	// polling is true while the cancel-request poller runs.
 	polling bool
+	// records writes run records durably off the run's path.
+	records *persister
 }
 
 // New returns an Executor writing its runs under cfg.StateDir. It creates
@@ -114,7 +116,7 @@ func New(cfg Config) (*Executor, error) {
 	if err := os.MkdirAll(runsDir(cfg.StateDir), 0o700); err != nil {
 		return nil, fmt.Errorf("exec: creating the run records directory: %w", err)
 	}
-	e := &Executor{cfg: cfg, hostPID: os.Getpid(), runs: make(map[string]*Run)}
+	e := &Executor{cfg: cfg, hostPID: os.Getpid(), runs: make(map[string]*Run), records: newPersister(cfg.StateDir)}
 	e.hostStart, _ = processIdentity(e.hostPID)
 	return e, nil
 }
@@ -210,11 +212,13 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	r.mu.Lock()
 	r.rec.PID = p.Pid()
 	r.mu.Unlock()
-	// Written before Start returns, so that any process can find (and
-	// cancel) the run as soon as its id is known.
-	if err := writeRecord(e.cfg.StateDir, r.Record()); err != nil {
+	// Visible before Start returns, so that any process can find (and
+	// cancel) the run as soon as its id is known; made durable in the
+	// background, off the run's path.
+	if err := storeRecord(e.cfg.StateDir, r.Record(), false); err != nil {
 		r.setPersistError(err)
 	}
+	e.records.mark(r)
 	go r.supervise(pipes, before)
 	e.watchCancelRequests()
 	return r, nil
@@ -228,6 +232,7 @@ func (r *Run) failStart(code, msg string) error {
 	r.rec.EndedAt = time.Now().UTC()
 	rec := r.rec
 	r.mu.Unlock()
+	// Written at once: a failure is rare and the caller reports it.
 	if err := writeRecord(r.e.cfg.StateDir, rec); err != nil {
 		msg += "; also, the run record could not be written: " + err.Error()
 	}
@@ -280,9 +285,7 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 		}
 	}
 	r.mu.Unlock()
-	if err := writeRecord(r.e.cfg.StateDir, r.Record()); err != nil {
-		r.setPersistError(err)
-	}
+	r.e.records.mark(r)
 	os.Remove(cancelPath(r.e.cfg.StateDir, r.rec.ID))
 	close(r.done)
 }
@@ -337,8 +340,8 @@ func (r *Run) Record() Record {
 	return rec
 }
 
-// Done returns a channel closed when the run reached its final state and
-// its record was written.
+// Done returns a channel closed when the run reached its final state. Its
+// final record is then queued for writing; Executor.Flush waits for it.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
 // Wait waits for the run's final state and returns its record. It returns
@@ -423,6 +426,11 @@ func (e *Executor) Forget(id string) bool {
 		return false
 	}
 }
+
+// Flush blocks until every run record changed so far is durably on disk.
+// Hosts call it before they exit, and anyone who reads records from disk
+// (ListRecords) right after a run ended and needs its final state there.
+func (e *Executor) Flush() { e.records.flush() }
 
 // CancelAll cancels every running run of this Executor; it returns at once.
 func (e *Executor) CancelAll() {

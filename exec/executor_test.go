@@ -37,6 +37,8 @@ func testExecutor(t *testing.T, cfg Config) (*Executor, string) {
 	}
 	e, err := New(cfg)
 	require.NoError(t, err)
+	// Runs after every later cleanup, but before the TempDir is removed.
+	t.Cleanup(e.Flush)
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -108,7 +110,9 @@ func TestRunExitCodes(t *testing.T) {
 		assert.Positive(t, rec.PID)
 		assert.False(t, rec.EndedAt.IsZero())
 
-		// The persisted record matches, and other hosts can read the output.
+		// The persisted record matches (once flushed), and other hosts can
+		// read the output.
+		e.Flush()
 		disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()))
 		require.NoError(t, err)
 		assert.Equal(t, rec.State, disk.State)
@@ -271,6 +275,7 @@ func TestExecutorRunsAndGet(t *testing.T) {
 	_, ok = e.Get("nope")
 	assert.False(t, ok)
 	assert.Equal(t, []*Run{a, b}, e.Runs())
+	e.Flush()
 	recs, err := ListRecords(e.cfg.StateDir)
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
@@ -394,4 +399,27 @@ func procStatusKB(t testing.TB, field string) int64 {
 	}
 	t.Fatalf("no %s in /proc/self/status", field)
 	return 0
+}
+
+// TestFlushWritesFinalRecords checks that the background record writer
+// leaves every run's final state on disk once Flush returns, for many runs
+// ending close together.
+func TestFlushWritesFinalRecords(t *testing.T) {
+	e, root := testExecutor(t, Config{})
+	var runs []*Run
+	for i := 0; i < 20; i++ {
+		runs = append(runs, mustStart(t, e, root, 0, nil, "true"))
+	}
+	for _, r := range runs {
+		waitRun(t, r)
+	}
+	e.Flush()
+	recs, err := ListRecords(e.cfg.StateDir)
+	require.NoError(t, err)
+	require.Len(t, recs, len(runs))
+	for _, rec := range recs {
+		assert.Equal(t, StateExited, rec.State, rec.ID)
+		require.NotNil(t, rec.ExitCode, rec.ID)
+		assert.Equal(t, 0, *rec.ExitCode, rec.ID)
+	}
 }

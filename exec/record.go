@@ -96,15 +96,17 @@ func cancelPath(stateDir, id string) string {
 // writeFileAtomic replaces path with data so that a reader sees the old or
 // the new content, never a mix, even if this process dies midway: write a
 // temporary file in the same directory, fsync it, rename it over path, then
-// (Unix) fsync the directory so the rename survives a crash.
-func writeFileAtomic(path string, data []byte) error {
+// (Unix) fsync the directory so the rename survives a crash. With durable
+// false the two fsyncs are skipped: readers still never see a torn file, but
+// a power failure may lose the write.
+func writeFileAtomic(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	_, err = tmp.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -117,19 +119,27 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	if !durable {
+		return nil
+	}
 	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("writing %s: syncing directory: %w", path, err)
 	}
 	return nil
 }
 
-// writeRecord persists rec atomically.
+// writeRecord persists rec atomically and durably.
 func writeRecord(stateDir string, rec Record) error {
+	return storeRecord(stateDir, rec, true)
+}
+
+// storeRecord writes rec atomically; durable as for writeFileAtomic.
+func storeRecord(stateDir string, rec Record, durable bool) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding run record %s: %w", rec.ID, err)
 	}
-	return writeFileAtomic(recordPath(stateDir, rec.ID), append(data, '\n'))
+	return writeFileAtomic(recordPath(stateDir, rec.ID), append(data, '\n'), durable)
 }
 
 // readRecord reads one record file, retrying briefly: on Windows a reader
@@ -233,7 +243,7 @@ func RequestCancel(stateDir, id string) error {
 	if rec.State.Final() {
 		return nil
 	}
-	return writeFileAtomic(cancelPath(stateDir, id), []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"))
+	return writeFileAtomic(cancelPath(stateDir, id), []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), false)
 }
 
 // PruneRecords keeps the newest keep finished records (by start time) and
