@@ -1,27 +1,103 @@
 // Package cli is agentgate's terminal host and the agents' adapters: run,
 // allow, ps, cancel, log, mcp, hook and setup.
+//
+// Every subcommand is a thinner host than the desktop app, never a more
+// privileged one: it goes through the same validation (package exec), the
+// same allow-lists (package prefs), the same broker and audit log (package
+// agentbridge). See docs/integrations.md for the agent adapters.
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/client"
+	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/prefs"
 )
 
 // Main runs the subcommand named by args[0] with the rest of args and returns
-// the process exit code.
+// the process exit code. args must not be empty.
 func Main(args []string) int {
-	return dispatch(args, os.Stdout, os.Stderr)
+	return dispatch(args, defaultEnv())
 }
 
-func dispatch(args []string, stdout, stderr io.Writer) int {
+// env is what a subcommand needs from the world; tests build their own.
+type env struct {
+	// stdin, stdout and stderr are the process's streams.
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// stdinIsTerminal reports whether a person can answer at stdin.
+	stdinIsTerminal func() bool
+	// paths are the config and state directories.
+	paths prefs.Paths
+	// socket is the bridge socket path ("" means the per-user default).
+	socket string
+	// cwd is the working directory; home the person's home directory.
+	cwd, home string
+	// executable is the absolute path of the running agentgate binary.
+	executable string
+	// now is the clock.
+	now func() time.Time
+}
+
+func defaultEnv() env {
+	cwd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	exe, err := os.Executable()
+	if err == nil {
+		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = resolved
+		}
+	}
+	return env{
+		stdin:           os.Stdin,
+		stdout:          os.Stdout,
+		stderr:          os.Stderr,
+		stdinIsTerminal: func() bool { return term.IsTerminal(int(os.Stdin.Fd())) },
+		paths:           prefs.DefaultPaths(),
+		cwd:             cwd,
+		home:            home,
+		executable:      exe,
+		now:             time.Now,
+	}
+}
+
+func dispatch(args []string, e env) int {
 	switch args[0] {
 	case "help", "-h", "--help":
-		usage(stdout)
+		usage(e.stdout)
 		return 0
+	case "hook":
+		return runHook(args[1:], e.stdin, e.stdout, e.stderr, realHookDeps(e))
+	case "setup":
+		return runSetup(args[1:], setupEnv{
+			stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, isTerminal: e.stdinIsTerminal,
+			executable: e.executable, home: e.home, cwd: e.cwd, now: e.now,
+		})
+	case "run":
+		return runRun(args[1:], e)
+	case "allow":
+		return runAllow(args[1:], e)
+	case "ps":
+		return runPs(args[1:], e)
+	case "cancel":
+		return runCancel(args[1:], e)
+	case "log":
+		return runLog(args[1:], e)
+	case "mcp":
+		return runMCP(args[1:], e)
 	default:
-		fmt.Fprintf(stderr, "agentgate: unknown command %q\n", args[0])
-		usage(stderr)
+		fmt.Fprintf(e.stderr, "agentgate: unknown command %q\n", args[0])
+		usage(e.stderr)
 		return 2
 	}
 }
@@ -32,6 +108,93 @@ func usage(w io.Writer) {
 With no command, agentgate starts the desktop app.
 
 Commands:
-  help    show this help
+  run [--cwd DIR] [--timeout DUR] [--provider NAME] -- ARGV...
+                 run a command through the gate (asks at the terminal when no rule allows it)
+  allow list|add|rm|check|trust [--provider NAME] [--project DIR] [-- ARGV...]
+                 show and change the allow-lists
+  ps             list runs (all hosts)
+  cancel ID      cancel a run, whichever process hosts it
+  log [-f] [--json]
+                 show the audit log (-f: follow)
+  mcp [--provider NAME] [--project DIR]
+                 stdio MCP server for agents (needs the desktop app)
+  hook claude-code|gemini|codex
+                 an agent's pre-tool hook: decide a shell command
+  setup claude-code|gemini|codex|mcp-json
+                 add agentgate to an agent's settings
+  help           show this help
+
+Exit codes: 0 success; 1 the command ran and did not succeed, or not allowed
+(allow check); 2 agentgate declined, could not start it, or usage.
 `)
+}
+
+// realHookDeps connects the hook to the person's allow-lists, audit log and
+// desktop app. Everything is opened lazily: a tool call that is not a shell
+// command touches no file and no socket.
+func realHookDeps(e env) hookDeps {
+	var store *prefs.Store
+	var storeErr error
+	var log *audit.Log
+	return hookDeps{
+		decide: func(argv []string, provider, projectRoot string) prefs.Decision {
+			if store == nil && storeErr == nil {
+				store, storeErr = prefs.Open(e.paths)
+				if storeErr != nil {
+					fmt.Fprintf(e.stderr, "agentgate hook: reading the allow-lists: %v\n", storeErr)
+				}
+			}
+			if store == nil {
+				return prefs.Decision{}
+			}
+			return store.Decide(argv, provider, projectRoot)
+		},
+		audit: func(entry audit.Entry) error {
+			if log == nil {
+				var err error
+				if log, err = audit.Open(audit.Path(e.paths.StateDir), audit.Options{Host: "hook"}); err != nil {
+					return err
+				}
+			}
+			return log.Append(entry)
+		},
+		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
+		projectRoot: prefs.ProjectRoot,
+	}
+}
+
+// askBridge asks the person through the running app's bridge.
+func askBridge(ctx context.Context, e env, q hookQuestion) (bool, string, error) {
+	c, err := client.Dial(e.socket)
+	if err != nil {
+		return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
+	}
+	defer c.Close()
+	root := q.ProjectRoot
+	if root == "" {
+		root = q.Cwd
+	}
+	if root == "" || !filepath.IsAbs(root) {
+		root = e.home
+	}
+	if _, err := c.Hello(ctx, wire.HelloParams{Provider: q.Provider, ProjectRoot: root, Client: q.Client}); err != nil {
+		if !client.IsRemote(err) {
+			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
+		}
+		return false, "", err
+	}
+	res, err := c.HookAsk(ctx, wire.HookAskParams{CommandLine: q.CommandLine, Cwd: q.Cwd, Reason: q.Reason, AgentTool: q.AgentTool})
+	if err != nil {
+		if client.Code(err) == wire.RefuseDenied {
+			var remote *client.Error
+			if errors.As(err, &remote) {
+				return false, remote.Message, nil
+			}
+		}
+		if client.Code(err) == wire.RefuseNoApprover || !client.IsRemote(err) {
+			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
+		}
+		return false, "", err
+	}
+	return res.Decision == "allow", res.Message, nil
 }

@@ -1,25 +1,470 @@
 // Package ui is agentgate's desktop app: approval cards, the tray, the
 // Preferences window and the Processes window. It is the only package that
 // knows Fyne.
+//
+// Logic lives in plain models tested without a display (Queue, CardModel,
+// ProcessesModel, AllowedModel, Throttle); the Fyne code around them is
+// thin. See docs/desktop.md.
 package ui
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
-	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/widget"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+	"github.com/adrg/xdg"
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/agentgate/agentgate/agentbridge"
+	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/packaging"
+	"github.com/agentgate/agentgate/prefs"
 )
 
 // AppID is the application identifier, the same as in FyneApp.toml.
 const AppID = "dev.agentgate.agentgate"
 
-// Main starts the desktop app and returns the process exit code when it quits.
+// refreshInterval is the Processes window's update throttle: at most four
+// redraws a second however many records change.
+const refreshInterval = 250 * time.Millisecond
+
+// Main starts the desktop app and returns the process exit code when it
+// quits: 0 after Quit, and 0 when another agentgate already runs (it was
+// asked to show its window); 1 when the app cannot start (the reason is
+// printed on standard error).
 func Main() int {
-	a := app.NewWithID(AppID)
-	w := a.NewWindow("agentgate — Processes")
-	w.SetContent(container.NewCenter(widget.NewLabel("No commands have run yet.")))
-	w.Resize(fyne.NewSize(720, 420))
-	w.SetMaster()
-	w.ShowAndRun()
+	if err := run(); err != nil {
+		if errors.Is(err, agentbridge.ErrAlreadyRunning) {
+			fmt.Fprintln(os.Stderr, "agentgate is already running; its window was brought forward.")
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "agentgate:", err)
+		return 1
+	}
 	return 0
+}
+
+// run wires the bridge, the executor, the allow-lists and the windows, and
+// runs the Fyne event loop until Quit.
+func run() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	paths := prefs.DefaultPaths()
+	settings, settingsErr := prefs.LoadSettings(paths)
+	if settingsErr != nil {
+		settings = prefs.DefaultSettings()
+	}
+	sock, err := wire.SocketPath()
+	if err != nil {
+		return err
+	}
+	ln, err := agentbridge.Listen(sock)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+
+	store, err := prefs.Open(paths)
+	if err != nil {
+		return fmt.Errorf("reading the allow-lists in %s: %w", paths.ConfigDir, err)
+	}
+	go func() { _ = store.Watch(ctx) }()
+	if _, err := exec.MarkLost(paths.StateDir); err != nil {
+		fmt.Fprintln(os.Stderr, "agentgate: marking runs of dead hosts as lost:", err)
+	}
+	env := exec.HostEnv(ctx, exec.HostApp)
+	executor, err := exec.New(exec.Config{StateDir: paths.StateDir, HostKind: exec.HostApp, Env: env,
+		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes})
+	if err != nil {
+		return err
+	}
+	auditPath := audit.Path(paths.StateDir)
+	log, err := audit.Open(auditPath, audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: "app"})
+	if err != nil {
+		return fmt.Errorf("opening the audit log (nothing runs unrecorded): %w", err)
+	}
+	defer log.Close()
+	broker, err := agentbridge.NewBroker(agentbridge.Config{
+		Executor: executor, Rules: store, Audit: log,
+		Settings: func() prefs.Settings { return settings },
+		PathEnv:  exec.PathFromEnv(env), StateDir: paths.StateDir,
+	})
+	if err != nil {
+		return err
+	}
+	_ = exec.PruneRecords(paths.StateDir, settings.RetainRuns)
+
+	a := app.NewWithID(AppID)
+	exe, _ := os.Executable()
+	d := &desk{
+		app: a, queue: &Queue{}, rules: store, gate: broker, paths: paths, executor: executor,
+		past:      cachedPast(auditPath),
+		autostart: Autostart{ConfigHome: xdg.ConfigHome, Executable: exe},
+		tray:      trayHostPresent(),
+	}
+	d.build()
+	broker.SetApprover(d.queue)
+	server := agentbridge.NewServer(broker, agentbridge.ServerOptions{OnShow: func() { fyne.Do(d.showMain) }})
+	go func() { _ = server.Serve(ln) }()
+	d.watchRuns(ctx)
+	if settingsErr != nil {
+		fyne.Do(func() { dialog.ShowError(fmt.Errorf("%w — using the default settings", settingsErr), d.main) })
+	}
+	d.main.ShowAndRun()
+
+	broker.SetApprover(nil)
+	server.Close()
+	broker.Close()
+	executor.CancelAll()
+	for _, r := range executor.Runs() {
+		waitCtx, stop := context.WithTimeout(context.Background(), settings.Grace+3*time.Second)
+		_, _ = r.Wait(waitCtx)
+		stop()
+	}
+	return nil
+}
+
+// cachedPast returns a function reading the audit log's recent commands for
+// the rule preview, re-read at most every 10 s.
+func cachedPast(path string) func() []prefs.PastCommand {
+	var mu sync.Mutex
+	var at time.Time
+	var past []prefs.PastCommand
+	return func() []prefs.PastCommand {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(at) > 10*time.Second {
+			past, _ = audit.PastCommands(path, 1000)
+			at = time.Now()
+		}
+		return past
+	}
+}
+
+// desk is the running desktop app: its windows and what they show.
+type desk struct {
+	// app is the Fyne app.
+	app fyne.App
+	// queue holds the pending proposals (the broker's Approver).
+	queue *Queue
+	// rules are the allow-lists.
+	rules RuleStore
+	// gate cancels runs and stops everything.
+	gate Gate
+	// paths locate the configuration and state.
+	paths prefs.Paths
+	// executor is this app's executor (nil in tests): live output, Quit.
+	executor *exec.Executor
+	// past returns recent commands for the rule preview.
+	past func() []prefs.PastCommand
+	// autostart switches "Start at login".
+	autostart Autostart
+	// tray is true when a system tray shows the tray icon.
+	tray bool
+
+	// main is the Processes window, the app's main window.
+	main fyne.Window
+	// procs is the Processes model.
+	procs *ProcessesModel
+	// procView is the Processes window's content.
+	procView *processesView
+	// card is the approval card.
+	card *cardWindow
+	// prefsWin is the open Preferences window (nil when closed).
+	prefsWin fyne.Window
+}
+
+// build creates the windows, menus, tray and the queue's listeners.
+func (d *desk) build() {
+	d.procs = &ProcessesModel{StateDir: d.paths.StateDir}
+	_ = d.procs.LoadAll()
+	model := &CardModel{Queue: d.queue, Rules: d.rules}
+	cv := newCardView(model, d.past)
+	position := func(w fyne.Window) { positionTopRight(w) }
+	if _, real := d.app.(desktop.App); !real {
+		position = nil
+	}
+	d.card = newCardWindow(d.app, cv, position)
+	cv.onHide = d.queueChanged
+
+	d.main = d.app.NewWindow("agentgate — Processes")
+	d.procView = newProcessesView(d.procs, d.gate, d.liveReader(), func() { d.card.showAgain() })
+	d.main.SetContent(d.procView.root)
+	d.main.Resize(fyne.NewSize(960, 600))
+	d.main.SetMaster()
+	d.main.SetMainMenu(fyne.NewMainMenu(fyne.NewMenu("agentgate", d.menuItems(false)...)))
+	d.main.SetCloseIntercept(d.closeMain)
+	d.main.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault},
+		func(fyne.Shortcut) { d.showPrefs() })
+	d.procView.refresh()
+
+	d.queue.OnChange = func() { fyne.Do(d.queueChanged) }
+	d.queue.OnArrive = func(req *agentbridge.ApprovalRequest) {
+		fyne.Do(func() {
+			if model.Hidden() {
+				d.app.SendNotification(fyne.NewNotification("agentgate: a command waits for your answer", notificationText(req)))
+			}
+		})
+	}
+	d.queue.OnExpire = func(req *agentbridge.ApprovalRequest) {
+		d.app.SendNotification(fyne.NewNotification("agentgate: a proposal expired unanswered", notificationText(req)))
+	}
+	d.updateTray()
+	go func() {
+		for range time.Tick(time.Second) {
+			fyne.Do(d.tick)
+		}
+	}()
+}
+
+// notificationText is a notification's body for req.
+func notificationText(req *agentbridge.ApprovalRequest) string {
+	cmd := display.Command(req.Command.Argv)
+	if req.ThroughAgentShell {
+		cmd = escapeText(req.CommandLine)
+	}
+	if req.Provider != "" {
+		return escapeText(req.Provider) + ": " + cmd
+	}
+	return cmd
+}
+
+// menuItems returns the app menu: Processes… (tray only), Preferences…,
+// Stop everything…, Quit.
+func (d *desk) menuItems(tray bool) []*fyne.MenuItem {
+	var items []*fyne.MenuItem
+	if tray {
+		items = append(items, fyne.NewMenuItem("Processes…", d.showMain))
+	}
+	quit := fyne.NewMenuItem("Quit", d.quit)
+	quit.IsQuit = true
+	return append(items,
+		fyne.NewMenuItem("Preferences…", d.showPrefs),
+		fyne.NewMenuItem("Stop everything…", d.confirmStopEverything),
+		fyne.NewMenuItemSeparator(),
+		quit,
+	)
+}
+
+// queueChanged updates the card, the banner and the tray.
+func (d *desk) queueChanged() {
+	d.card.refresh()
+	n := d.queue.Len()
+	if d.card.visible {
+		d.procView.setPending(0)
+	} else {
+		d.procView.setPending(n)
+	}
+	d.updateTray()
+}
+
+// updateTray sets the tray icon and menu (pending proposals first).
+func (d *desk) updateTray() {
+	da, ok := d.app.(desktop.App)
+	if !ok {
+		return
+	}
+	pending := d.queue.Pending()
+	icon := fyne.NewStaticResource("tray-idle.png", packaging.TrayIdlePNG)
+	var items []*fyne.MenuItem
+	if len(pending) > 0 {
+		icon = fyne.NewStaticResource("tray-pending.png", packaging.TrayPendingPNG)
+		for _, req := range pending {
+			id := req.ID
+			label := notificationText(req)
+			if len([]rune(label)) > 60 {
+				label = string([]rune(label)[:59]) + "…"
+			}
+			items = append(items, fyne.NewMenuItem("Answer: "+label, func() {
+				d.queue.Select(id)
+				d.card.showAgain()
+			}))
+		}
+		items = append(items, fyne.NewMenuItemSeparator())
+	}
+	items = append(items, d.menuItems(true)...)
+	da.SetSystemTrayMenu(fyne.NewMenu("agentgate", items...))
+	da.SetSystemTrayIcon(icon)
+}
+
+// tick runs every second: the card's countdown and the elapsed times.
+func (d *desk) tick() {
+	d.card.view.tick()
+	if len(d.procs.Running()) > 0 {
+		d.procView.table.Refresh()
+		d.procView.showDetails()
+	}
+}
+
+// liveReader reads this app's own runs' output from the executor.
+func (d *desk) liveReader() LiveReader {
+	if d.executor == nil {
+		return nil
+	}
+	return func(id string, s exec.Stream, cursor int64, n int) (exec.Chunk, bool, error) {
+		r, ok := d.executor.Get(id)
+		if !ok {
+			return exec.Chunk{}, false, nil
+		}
+		c, err := r.Read(s, cursor, n)
+		return c, true, err
+	}
+}
+
+// watchRuns follows the runs directory with fsnotify and updates the
+// Processes window at most every refreshInterval; without fsnotify it
+// re-reads every record every two seconds.
+func (d *desk) watchRuns(ctx context.Context) {
+	var mu sync.Mutex
+	changed := map[string]bool{}
+	throttle := NewThrottle(refreshInterval, func() {
+		mu.Lock()
+		ids := make([]string, 0, len(changed))
+		for id := range changed {
+			ids = append(ids, id)
+		}
+		clear(changed)
+		mu.Unlock()
+		d.procs.Update(ids)
+		fyne.Do(d.procView.refresh)
+	})
+	dir := filepath.Join(d.paths.StateDir, "runs")
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = w.Add(dir)
+	}
+	if err != nil {
+		go func() {
+			t := time.NewTicker(2 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					_ = d.procs.LoadAll()
+					fyne.Do(d.procView.refresh)
+				}
+			}
+		}()
+		return
+	}
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-w.Events:
+				if id := RecordIDFromFile(ev.Name); id != "" {
+					mu.Lock()
+					changed[id] = true
+					mu.Unlock()
+					throttle.Trigger()
+				}
+			case <-w.Errors:
+				// An overflow lost events: read everything again.
+				_ = d.procs.LoadAll()
+				fyne.Do(d.procView.refresh)
+			}
+		}
+	}()
+}
+
+// showMain brings the Processes window forward.
+func (d *desk) showMain() {
+	d.main.Show()
+	d.main.RequestFocus()
+	if d.queue.Len() > 0 && d.card.view.model.Hidden() {
+		d.procView.setPending(d.queue.Len())
+	}
+}
+
+// showPrefs opens Preferences ▸ Agent ▸ Allowed commands….
+func (d *desk) showPrefs() {
+	if d.prefsWin != nil {
+		d.prefsWin.Show()
+		d.prefsWin.RequestFocus()
+		return
+	}
+	providers, projects := d.procs.FilterOptions()
+	for _, pc := range d.past() {
+		if pc.Provider != "" {
+			providers = append(providers, pc.Provider)
+		}
+		if pc.Project != "" {
+			projects = append(projects, pc.Project)
+		}
+	}
+	model := &AllowedModel{Store: d.rules, Past: d.past}
+	pv := newPrefsView(model, KnownScopes(d.paths, providers, projects), d.app.OpenURL, d.autostart)
+	w := d.app.NewWindow("agentgate — Preferences ▸ Agent ▸ Allowed commands")
+	w.SetContent(pv.root)
+	w.Resize(fyne.NewSize(900, 620))
+	w.SetOnClosed(func() { d.prefsWin = nil })
+	d.prefsWin = w
+	w.Show()
+}
+
+// confirmStopEverything asks once, then denies every pending proposal and
+// cancels every running command of every host.
+func (d *desk) confirmStopEverything() {
+	d.showMain()
+	dialog.ShowConfirm("Stop everything?",
+		fmt.Sprintf("Deny %d waiting proposals and cancel %d running commands?", d.queue.Len(), len(d.procs.RunningAll())),
+		func(ok bool) {
+			if ok {
+				StopEverything(d.gate, d.queue, d.procs)
+			}
+		}, d.main)
+}
+
+// closeMain hides the main window when a tray can bring it back, and asks
+// whether to quit otherwise.
+func (d *desk) closeMain() {
+	if d.tray {
+		d.main.Hide()
+		return
+	}
+	d.quit()
+}
+
+// quit asks before quitting when commands run or proposals wait (they are
+// cancelled and denied), and quits at once otherwise.
+func (d *desk) quit() {
+	running, pending := 0, d.queue.Len()
+	if d.executor != nil {
+		for _, r := range d.executor.Runs() {
+			if !r.Record().State.Final() {
+				running++
+			}
+		}
+	}
+	if running == 0 && pending == 0 {
+		d.app.Quit()
+		return
+	}
+	d.showMain()
+	dialog.ShowConfirm("Quit agentgate?",
+		fmt.Sprintf("%d commands are running and %d proposals wait. Quitting cancels the commands and denies the proposals.", running, pending),
+		func(ok bool) {
+			if ok {
+				d.queue.DenyAll("agentgate was quit by the person")
+				if d.executor != nil {
+					d.executor.CancelAll()
+				}
+				d.app.Quit()
+			}
+		}, d.main)
 }

@@ -3,10 +3,7 @@
 package unixpg
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,48 +12,56 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Process is a started run: the target, its tree and its supervisor. Its
-// methods are safe for concurrent use.
+// Process is a started run: the target, its tree and the supervisor serving
+// it. Its methods are safe for concurrent use.
 type Process struct {
 	// pid is the target's pid and process group id.
 	pid int
-	// supervisor is the supervising process.
-	supervisor *os.Process
-	// ctrlMu guards ctrl, termSent and killSent.
+	// sc is the supervisor serving this run.
+	sc *supervisorConn
+	// ctrlMu guards active, termSent and killSent, and orders control
+	// lines before the supervisor can be handed to another run.
 	ctrlMu sync.Mutex
-	// ctrl is the write end of the control pipe, the supervisor's lifeline;
-	// nil once the run is over.
-	ctrl *os.File
+	// active is true until the run's final status arrived (or the
+	// supervisor was lost); requests are sent only while it is.
+	active bool
 	// termSent and killSent make Terminate and Kill idempotent.
 	termSent, killSent bool
 	// done is closed once status and err are final.
 	done chan struct{}
 	// status is the leader's exit status, final once done is closed.
 	status ExitStatus
-	// err is non-nil when the supervisor ended without reporting the end of
-	// the tree, final once done is closed.
+	// err is non-nil when the supervisor was lost before reporting the end
+	// of the tree, final once done is closed.
 	err error
 }
 
 // executable caches os.Executable, the binary re-executed as supervisor.
 var executable = sync.OnceValues(os.Executable)
 
-// devNull is opened once and shared for nil standard files.
+// devNull is opened once and shared for nil standard files and the
+// supervisors' own 0, 1 and 2.
 var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_RDWR, 0) })
 
-// Start starts spec.Path under a new supervisor and returns once the target
-// has started. The target runs in its own process group with exactly
-// spec.Env, spec.Dir and the given standard files; nothing else of the host
-// is inherited.
+// Start starts spec.Path under a supervisor and returns once the target has
+// started. The target runs in its own process group with exactly spec.Env,
+// spec.Dir (or, when empty, the host's working directory at the time of the
+// call) and the given standard files; nothing else of the host or of any
+// earlier run is inherited.
+//
+// The supervisor is an idle one from a small pool when one is available,
+// else a new one (the host binary re-executed); there is no limit on how
+// many runs are in progress at once. See docs/lifetime.md.
 //
 // Errors, after which nothing started and nothing is left running:
-//   - spec is unusable (relative Path, empty Args): a plain error;
+//   - spec is unusable (relative Path, empty Args, a closed file): a plain
+//     error;
 //   - the target could not be executed: an error wrapping an *os.PathError
 //     with the errno, so errors.Is(err, fs.ErrNotExist) or
 //     errors.Is(err, fs.ErrPermission) work;
-//   - the supervisor could not be started or set up (re-exec of the host
-//     binary, prctl): an error wrapping ErrContainment, whose text tells an
-//     agent not to retry or bypass.
+//   - no supervisor could be started or set up (re-exec of the host binary,
+//     prctl), or it broke the protocol: an error wrapping ErrContainment,
+//     whose text tells an agent not to retry or bypass.
 func Start(spec Spec) (*Process, error) {
 	if !filepath.IsAbs(spec.Path) {
 		return nil, fmt.Errorf("start %q: the executable path must be absolute", spec.Path)
@@ -64,15 +69,17 @@ func Start(spec Spec) (*Process, error) {
 	if len(spec.Args) == 0 {
 		return nil, fmt.Errorf("start %q: argv is empty; it must hold at least argv[0]", spec.Path)
 	}
-	first, err := encodeWireSpec(spec)
+	if spec.Dir == "" {
+		// A pooled supervisor may have been started before the host
+		// changed directory; if the directory is gone, the supervisor's
+		// own is the best left.
+		spec.Dir, _ = os.Getwd()
+	}
+	line, err := encodeRunLine(spec)
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %v", spec.Path, err)
 	}
-	exe, err := executable()
-	if err != nil {
-		return nil, containmentErr(spec.Path, "finding agentgate's own executable to run the supervisor", err)
-	}
-	std := [3]*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
+	std := [runFDs]*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
 	for i, f := range std {
 		if f == nil {
 			if std[i], err = devNull(); err != nil {
@@ -80,60 +87,50 @@ func Start(spec Spec) (*Process, error) {
 			}
 		}
 	}
-	ctrlR, ctrlW, err := os.Pipe()
-	if err != nil {
-		return nil, containmentErr(spec.Path, "creating the supervisor's control pipe", err)
+	for {
+		sc, reused, err := supervisors.get()
+		if err != nil {
+			return nil, containmentErr(spec.Path, "setting up a supervisor", err)
+		}
+		if err := sc.sendRun(line, std); err != nil {
+			sc.retire()
+			if reused {
+				// The idle supervisor was gone before the run reached
+				// it (its end was closed), so nothing started: try the
+				// next one or a new one.
+				continue
+			}
+			return nil, containmentErr(spec.Path, "sending the run to the supervisor", err)
+		}
+		return startReply(spec.Path, sc)
 	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		ctrlR.Close()
-		ctrlW.Close()
-		return nil, containmentErr(spec.Path, "creating the supervisor's status pipe", err)
-	}
-	sup, err := startSupervisor(exe, &os.ProcAttr{
-		Env:   []string{superviseEnvKey + "=" + superviseEnvValue},
-		Files: []*os.File{std[0], std[1], std[2], ctrlR, statusW},
-		Sys:   supervisorSysProcAttr(),
-	})
-	ctrlR.Close()
-	statusW.Close()
-	if err != nil {
-		ctrlW.Close()
-		statusR.Close()
-		return nil, containmentErr(spec.Path, "starting the supervisor "+exe, err)
-	}
-	p := &Process{supervisor: sup, ctrl: ctrlW, done: make(chan struct{})}
-	status := bufio.NewReader(statusR)
-	_, werr := ctrlW.Write(first)
-	line, rerr := status.ReadString('\n')
-	var msg statusMsg
-	if rerr == nil {
-		msg, rerr = parseStatus(line)
-	}
-	if werr == nil && rerr == nil && msg.Verb == statusStarted {
-		p.pid = msg.Num
-		go p.watch(status, statusR)
-		return p, nil
-	}
-	// Nothing runs, or the supervisor misbehaves: cut the lifeline, make
-	// sure it is gone, and say why.
-	ctrlW.Close()
-	if rerr != nil || werr != nil || (msg.Verb != statusRefused && msg.Verb != statusExecFail) {
-		_ = sup.Kill()
-	}
-	_, _ = sup.Wait()
-	statusR.Close()
+}
+
+// startReply reads the supervisor's answer to a run line and returns the
+// started Process or Start's error. A supervisor that reported an exec
+// failure is healthy and goes back to the pool; any other failure retires
+// it.
+func startReply(path string, sc *supervisorConn) (*Process, error) {
+	msg, ok := <-sc.msgs
 	switch {
-	case rerr == nil && msg.Verb == statusExecFail:
-		return nil, fmt.Errorf("start %q: %w", spec.Path, &os.PathError{Op: "exec", Path: spec.Path, Err: syscall.Errno(msg.Num)})
-	case rerr == nil && msg.Verb == statusRefused:
-		return nil, containmentErr(spec.Path, "setting up the supervisor", errors.New(msg.Text))
-	case rerr == nil:
-		return nil, containmentErr(spec.Path, "starting the supervisor", fmt.Errorf("unexpected first status %q", line))
-	case werr != nil:
-		return nil, containmentErr(spec.Path, "sending the run to the supervisor", werr)
+	case ok && msg.Verb == statusStarted:
+		p := &Process{pid: msg.Num, sc: sc, active: true, done: make(chan struct{})}
+		go p.watch()
+		return p, nil
+	case ok && msg.Verb == statusExecFail:
+		supervisors.put(sc)
+		return nil, fmt.Errorf("start %q: %w", path, &os.PathError{Op: "exec", Path: path, Err: syscall.Errno(msg.Num)})
+	}
+	sc.retire()
+	switch {
+	case ok && msg.Verb == statusRefused:
+		return nil, containmentErr(path, "setting up the supervisor", fmt.Errorf("%s", msg.Text))
+	case ok:
+		return nil, containmentErr(path, "starting the run", fmt.Errorf("the supervisor answered %q", formatStatus(msg)))
 	default:
-		return nil, containmentErr(spec.Path, "starting the supervisor", fmt.Errorf("it ended without reporting (%v)", rerr))
+		<-sc.exited
+		return nil, containmentErr(path, "starting the run",
+			fmt.Errorf("the supervisor ended (%s) without answering: %v", sc.exitHow, sc.readErr))
 	}
 }
 
@@ -142,44 +139,40 @@ func containmentErr(path, step string, err error) error {
 	return fmt.Errorf("start %q: %s failed: %v: %w", path, step, err, ErrContainment)
 }
 
-// watch reads the final status, waits for the supervisor and publishes the
-// result. If the supervisor ends without reporting, the group is SIGKILLed
-// as a last resort and Wait's error says that containment was lost.
-func (p *Process) watch(status *bufio.Reader, statusR *os.File) {
-	var final *statusMsg
-	for {
-		line, err := status.ReadString('\n')
-		if err != nil {
-			break
-		}
-		if msg, perr := parseStatus(line); perr == nil && (msg.Verb == statusExited || msg.Verb == statusSignaled) {
-			final = &msg
-		}
-	}
-	statusR.Close()
-	state, werr := p.supervisor.Wait()
+// watch waits for the run's final status and publishes it. On success the
+// supervisor, whose tree is gone, goes back to the pool; control lines can
+// no longer be sent for this run by then. If the supervisor is lost
+// instead (killed from outside, or it broke the protocol), it is retired,
+// the group is SIGKILLed as a last resort and Wait's error says that
+// containment was lost.
+func (p *Process) watch() {
+	msg, ok := <-p.sc.msgs
 	p.ctrlMu.Lock()
-	p.ctrl.Close()
-	p.ctrl = nil
+	p.active = false
 	p.ctrlMu.Unlock()
 	switch {
-	case final != nil && final.Verb == statusExited:
-		p.status = ExitStatus{Code: final.Num, Exited: true}
-	case final != nil:
-		p.status = ExitStatus{Code: -1, Signal: unix.SignalName(syscall.Signal(final.Num))}
+	case ok && msg.Verb == statusExited:
+		p.status = ExitStatus{Code: msg.Num, Exited: true}
+	case ok && msg.Verb == statusSignaled:
+		p.status = ExitStatus{Code: -1, Signal: unix.SignalName(syscall.Signal(msg.Num))}
 		if p.status.Signal == "" {
-			p.status.Signal = fmt.Sprintf("signal %d", final.Num)
+			p.status.Signal = fmt.Sprintf("signal %d", msg.Num)
 		}
 	default:
-		_ = unix.Kill(-p.pid, unix.SIGKILL)
-		how := fmt.Sprint(werr)
-		if werr == nil {
-			how = state.String()
+		why := fmt.Sprintf("it answered %q", formatStatus(msg))
+		p.sc.retire()
+		<-p.sc.exited
+		if !ok {
+			why = fmt.Sprintf("%v; it ended (%s)", p.sc.readErr, p.sc.exitHow)
 		}
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
 		p.status = ExitStatus{Code: -1, Signal: "unknown"}
-		p.err = fmt.Errorf("run pid %d: its supervisor ended (%s) before reporting that the tree was gone; "+
-			"the process group was killed but descendants that left it may still run: %w", p.pid, how, ErrContainment)
+		p.err = fmt.Errorf("run pid %d: its supervisor was lost before reporting that the tree was gone (%s); "+
+			"the process group was killed but descendants that left it may still run: %w", p.pid, why, ErrContainment)
+		close(p.done)
+		return
 	}
+	supervisors.put(p.sc)
 	close(p.done)
 }
 
@@ -199,23 +192,24 @@ func (p *Process) Terminate() { p.request(ctrlTerm, &p.termSent) }
 func (p *Process) Kill() { p.request(ctrlKill, &p.killSent) }
 
 // request sends one control line unless *sent is already set or the run is
-// over. A write error means the supervisor is gone; watch reports that.
-func (p *Process) request(line string, sent *bool) {
+// over.
+func (p *Process) request(verb string, sent *bool) {
 	p.ctrlMu.Lock()
 	defer p.ctrlMu.Unlock()
-	if p.ctrl == nil || *sent || p.killSent {
+	if !p.active || *sent || p.killSent {
 		return
 	}
 	*sent = true
-	_, _ = io.WriteString(p.ctrl, line+"\n")
+	p.sc.writeControl(verb)
 }
 
-// Wait returns the leader's exit status once the leader has exited, the
-// rest of its tree is gone (Linux: every descendant; elsewhere: the process
-// group) and the supervisor has exited. It may be called any number of
-// times from any goroutines; all get the same result. The error is non-nil
-// only when the supervisor ended without reporting (someone killed it):
-// it wraps ErrContainment, and ExitStatus then has Code -1 and Signal
+// Wait returns the leader's exit status once the leader has exited and the
+// rest of its tree is gone (Linux: every descendant, escapees included;
+// elsewhere: the process group). The supervisor then serves later runs or
+// exits. Wait may be called any number of times from any goroutines; all
+// get the same result. The error is non-nil only when the supervisor was
+// lost before reporting (someone killed it, or it broke the protocol): it
+// wraps ErrContainment, and ExitStatus then has Code -1 and Signal
 // "unknown".
 func (p *Process) Wait() (ExitStatus, error) {
 	<-p.done

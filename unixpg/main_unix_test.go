@@ -12,8 +12,13 @@ import (
 	"github.com/agentgate/agentgate/unixpg"
 )
 
-// hostDirEnv, when set, makes the test binary a helper host (see runTestHost).
+// hostDirEnv, when set, makes the test binary a helper host that runs the
+// adversarial tree (see runTestHost).
 const hostDirEnv = "UNIXPG_TEST_HOST_DIR"
+
+// hostIdleEnv, when set, makes the test binary a helper host that leaves
+// supervisors idle in its pool (see runIdleHost).
+const hostIdleEnv = "UNIXPG_TEST_HOST_IDLE"
 
 func TestMain(m *testing.M) {
 	unixpg.MaybeSupervise()
@@ -21,14 +26,26 @@ func TestMain(m *testing.M) {
 		runTestHost(dir)
 		return
 	}
+	if os.Getenv(hostIdleEnv) != "" {
+		runIdleHost()
+		return
+	}
 	os.Exit(m.Run())
 }
 
-// runTestHost is a host process for the host-death tests: it starts the
-// adversarial tree in dir through unixpg, prints "started PID", and then
-// waits for a line on stdin (or its end) and exits without ending the run,
-// as an app that quits or crashes would. The test may SIGKILL it instead.
+// runTestHost is a host process for the host-death tests: it runs /bin/true
+// (so that the tree gets a reused supervisor), starts the adversarial tree
+// in dir through unixpg, prints "started PID", and then waits for a line on
+// stdin (or its end) and exits without ending the run, as an app that quits
+// or crashes would. The test may SIGKILL it instead.
 func runTestHost(dir string) {
+	if p, err := unixpg.Start(unixpg.Spec{Path: "/bin/true", Args: []string{"true"}}); err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	} else if _, err := p.Wait(); err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
 	p, err := unixpg.Start(treeSpec(dir, "ignore", nil))
 	if err != nil {
 		fmt.Println("error", err)
@@ -50,4 +67,43 @@ func treeSpec(dir, mode string, stdout *os.File) unixpg.Spec {
 		Stdout: stdout,
 		Grace:  300 * time.Millisecond,
 	}
+}
+
+// idleHostRuns is how many runs runIdleHost keeps in progress at once, and
+// so how many supervisors it leaves idle at least.
+const idleHostRuns = 3
+
+// runIdleHost is a host process for the idle-pool host-death tests: it runs
+// idleHostRuns commands at the same time (cat, each reading a pipe until
+// the host closes it), so that as many supervisors exist, waits for all,
+// prints "idle", and then waits for a line on stdin (or its end) and exits.
+// Its supervisors are idle in its pool by then.
+func runIdleHost() {
+	var procs []*unixpg.Process
+	var writers []*os.File
+	for range idleHostRuns {
+		r, w, err := os.Pipe()
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		p, err := unixpg.Start(unixpg.Spec{Path: "/bin/cat", Args: []string{"cat"}, Stdin: r})
+		r.Close()
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		procs = append(procs, p)
+		writers = append(writers, w)
+	}
+	for i, p := range procs {
+		writers[i].Close()
+		if _, err := p.Wait(); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println("idle")
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	os.Exit(0)
 }

@@ -1,6 +1,7 @@
 package unixpg
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -8,24 +9,38 @@ import (
 	"time"
 )
 
-// The supervisor protocol. The host starts the supervisor with two extra
-// pipes: the control pipe (host → supervisor, the supervisor's fd 3) and the
-// status pipe (supervisor → host, fd 4). Both carry newline-terminated lines.
+// The supervisor protocol. The host and a supervisor share one connected
+// Unix stream socket (a socketpair; the supervisor's end is its fd 3, the
+// host's end is close-on-exec). Both directions carry newline-terminated
+// lines. A supervisor serves any number of runs, one at a time.
 //
-// Control: the first line is the JSON wireSpec; after it, "term" asks for
-// SIGTERM → grace → SIGKILL → sweep and "kill" for SIGKILL → sweep. End of
-// file on the control pipe is the lifeline: the host is gone, kill at once.
+// Host → supervisor (control): "run JSON" (a wireSpec) starts a run; it is
+// sent only to an idle supervisor and carries exactly three descriptors
+// (the target's stdin, stdout and stderr) as SCM_RIGHTS ancillary data on
+// its first byte. During a run, "term" asks for SIGTERM → grace → SIGKILL
+// → sweep and "kill" for SIGKILL → sweep; an idle supervisor ignores both
+// (they were meant for a run that already ended). End of file is the
+// lifeline: the host is gone or retired the supervisor; a running tree is
+// SIGKILLed and swept at once, then the supervisor exits. Any other line is
+// a protocol error, which the supervisor treats like end of file.
 //
-// Status: exactly one of "started PID", "refused QUOTED" (containment could
-// not be set up) or "execfail ERRNO QUOTED" (the target could not be
-// executed) comes first; after "started" exactly one of "exited CODE" or
-// "signaled SIGNUM" follows once the tree is gone.
+// Supervisor → host (status): for each run, exactly one of "started PID",
+// "refused QUOTED" (containment could not be set up; the supervisor then
+// exits) or "execfail ERRNO QUOTED" (the target could not be executed; the
+// supervisor is idle again) comes first; after "started" exactly one of
+// "exited CODE" or "signaled SIGNUM" follows once nothing of the tree is
+// left, and the supervisor is idle again. An idle supervisor sends nothing.
 
 // Control requests, one per line.
 const (
+	ctrlRun  = "run"
 	ctrlTerm = "term"
 	ctrlKill = "kill"
 )
+
+// runFDs is the number of descriptors a run line carries: stdin, stdout and
+// stderr, in that order.
+const runFDs = 3
 
 // Status line verbs.
 const (
@@ -36,8 +51,8 @@ const (
 	statusSignaled = "signaled"
 )
 
-// wireSpec is the part of a Spec the supervisor needs, sent as the first
-// control line. Files travel as inherited descriptors, not here.
+// wireSpec is the part of a Spec the supervisor needs, sent in a run line.
+// Files travel as SCM_RIGHTS descriptors with it, not in the JSON.
 type wireSpec struct {
 	// Path is Spec.Path.
 	Path string `json:"path"`
@@ -51,9 +66,9 @@ type wireSpec struct {
 	GraceNS int64 `json:"grace_ns"`
 }
 
-// encodeWireSpec returns the first control line for spec, newline included,
-// with the grace defaulted as Spec.Grace documents.
-func encodeWireSpec(spec Spec) ([]byte, error) {
+// encodeRunLine returns the run control line for spec ("run JSON\n"), with
+// the grace defaulted as Spec.Grace documents.
+func encodeRunLine(spec Spec) ([]byte, error) {
 	grace := spec.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
@@ -62,12 +77,30 @@ func encodeWireSpec(spec Spec) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return append(append([]byte(ctrlRun+" "), b...), '\n'), nil
 }
 
-// decodeWireSpec parses a first control line (with or without its newline)
-// and checks that it can be run: a non-empty path and argv and a positive
-// grace.
+// parseControl parses one control line (with or without its newline): the
+// verb, and for a run line the run's description, checked as
+// decodeWireSpec checks it. Anything else is an error naming the line.
+func parseControl(line []byte) (verb string, ws wireSpec, err error) {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	switch {
+	case string(line) == ctrlTerm || string(line) == ctrlKill:
+		return string(line), ws, nil
+	case bytes.HasPrefix(line, []byte(ctrlRun+" ")):
+		ws, err = decodeWireSpec(line[len(ctrlRun)+1:])
+		return ctrlRun, ws, err
+	}
+	const show = 80
+	if len(line) > show {
+		line = append(line[:show:show], "…"...)
+	}
+	return "", ws, fmt.Errorf("unexpected control line from the host: %q", line)
+}
+
+// decodeWireSpec parses a run's JSON description and checks that it can be
+// run: a non-empty path and argv and a positive grace.
 func decodeWireSpec(line []byte) (wireSpec, error) {
 	var ws wireSpec
 	if err := json.Unmarshal(line, &ws); err != nil {
@@ -138,4 +171,73 @@ func parseStatus(line string) (statusMsg, error) {
 		return statusMsg{Verb: verb, Num: n, Text: text}, nil
 	}
 	return bad()
+}
+
+// maxControlLine bounds one control line (a run's argv and environment),
+// so that a misbehaving peer cannot make the supervisor buffer without end.
+const maxControlLine = 16 << 20
+
+// controlMsg is one control request as the supervisor received it.
+type controlMsg struct {
+	// Verb is ctrlRun, ctrlTerm or ctrlKill.
+	Verb string
+	// Spec is the run's description (run only).
+	Spec wireSpec
+	// FDs are the run's stdin, stdout and stderr as received (run only);
+	// the receiver owns and must close them.
+	FDs []int
+}
+
+// controlSplitter turns the bytes and descriptors received on the control
+// socket into control messages. On a stream socket the kernel delivers the
+// descriptors of a sendmsg with the first byte of its data, but may return
+// earlier bytes in the same receive; descriptors therefore wait in a queue
+// until the run line they came with is complete.
+type controlSplitter struct {
+	// buf holds received bytes not yet consumed as complete lines.
+	buf []byte
+	// fds holds received descriptors not yet claimed by a run line.
+	fds []int
+}
+
+// add appends bytes and descriptors from one receive.
+func (c *controlSplitter) add(data []byte, fds []int) {
+	c.buf = append(c.buf, data...)
+	c.fds = append(c.fds, fds...)
+}
+
+// next returns the next complete control message; ok is false when no
+// complete line is buffered yet. A protocol error is returned for a line
+// parseControl rejects, a run line that does not find exactly runFDs
+// descriptors waiting, and a line longer than maxControlLine. After an
+// error the caller should close takeFDs() and stop.
+func (c *controlSplitter) next() (msg controlMsg, ok bool, err error) {
+	i := bytes.IndexByte(c.buf, '\n')
+	if i < 0 {
+		if len(c.buf) > maxControlLine {
+			return msg, false, fmt.Errorf("control line from the host longer than %d bytes", maxControlLine)
+		}
+		return msg, false, nil
+	}
+	line := c.buf[:i]
+	c.buf = c.buf[i+1:]
+	verb, ws, err := parseControl(line)
+	if err != nil {
+		return msg, false, err
+	}
+	msg = controlMsg{Verb: verb, Spec: ws}
+	if verb == ctrlRun {
+		if len(c.fds) != runFDs {
+			return msg, false, fmt.Errorf("run line from the host came with %d descriptors, want %d", len(c.fds), runFDs)
+		}
+		msg.FDs = c.takeFDs()
+	}
+	return msg, true, nil
+}
+
+// takeFDs returns and forgets every queued descriptor.
+func (c *controlSplitter) takeFDs() []int {
+	fds := c.fds
+	c.fds = nil
+	return fds
 }

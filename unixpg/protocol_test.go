@@ -1,6 +1,7 @@
 package unixpg
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,17 +41,17 @@ func TestParseStatusRejects(t *testing.T) {
 	}
 }
 
-func TestWireSpec(t *testing.T) {
-	b, err := encodeWireSpec(Spec{Path: "/bin/echo", Args: []string{"echo", "a\nb"}, Env: []string{"A=1"}})
+func TestRunLine(t *testing.T) {
+	b, err := encodeRunLine(Spec{Path: "/bin/echo", Args: []string{"echo", "a\nb"}, Env: []string{"A=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(string(b), "\n") != 1 || b[len(b)-1] != '\n' {
-		t.Fatalf("encoded spec %q must be one line", b)
+	if strings.Count(string(b), "\n") != 1 || b[len(b)-1] != '\n' || !strings.HasPrefix(string(b), "run {") {
+		t.Fatalf("encoded run %q must be one line starting with \"run {\"", b)
 	}
-	ws, err := decodeWireSpec(b)
-	if err != nil {
-		t.Fatal(err)
+	verb, ws, err := parseControl(b)
+	if err != nil || verb != ctrlRun {
+		t.Fatalf("parseControl(%q) = %q, %v", b, verb, err)
 	}
 	if ws.Path != "/bin/echo" || len(ws.Args) != 2 || ws.Args[1] != "a\nb" || ws.Env[0] != "A=1" {
 		t.Errorf("round trip gave %+v", ws)
@@ -58,19 +59,105 @@ func TestWireSpec(t *testing.T) {
 	if time.Duration(ws.GraceNS) != DefaultGrace {
 		t.Errorf("zero grace became %v, want %v", time.Duration(ws.GraceNS), DefaultGrace)
 	}
-	b, _ = encodeWireSpec(Spec{Path: "/x", Args: []string{"x"}, Grace: -time.Second})
-	if ws, _ := decodeWireSpec(b); time.Duration(ws.GraceNS) != DefaultGrace {
-		t.Errorf("negative grace became %v, want %v", time.Duration(ws.GraceNS), DefaultGrace)
+	graces := []struct {
+		in, want time.Duration
+	}{
+		{-time.Second, DefaultGrace},
+		{300 * time.Millisecond, 300 * time.Millisecond},
 	}
-	b, _ = encodeWireSpec(Spec{Path: "/x", Args: []string{"x"}, Grace: 300 * time.Millisecond})
-	if ws, _ := decodeWireSpec(b); time.Duration(ws.GraceNS) != 300*time.Millisecond {
-		t.Errorf("grace became %v, want 300ms", time.Duration(ws.GraceNS))
-	}
-	for _, bad := range []string{`not json`, `{"path":"","args":["x"],"grace_ns":1}`,
-		`{"path":"/x","args":[],"grace_ns":1}`, `{"path":"/x","args":["x"],"grace_ns":0}`} {
-		if _, err := decodeWireSpec([]byte(bad)); err == nil {
-			t.Errorf("decodeWireSpec(%s) succeeded, want an error", bad)
+	for _, g := range graces {
+		b, _ = encodeRunLine(Spec{Path: "/x", Args: []string{"x"}, Grace: g.in})
+		if _, ws, _ := parseControl(b); time.Duration(ws.GraceNS) != g.want {
+			t.Errorf("grace %v became %v, want %v", g.in, time.Duration(ws.GraceNS), g.want)
 		}
+	}
+}
+
+func TestParseControl(t *testing.T) {
+	cases := []struct {
+		line, verb string
+		ok         bool
+	}{
+		{"term\n", ctrlTerm, true},
+		{"kill", ctrlKill, true},
+		{`run {"path":"/x","args":["x"],"grace_ns":1}` + "\n", ctrlRun, true},
+		{"", "", false},
+		{"term ", "", false},
+		{"TERM", "", false},
+		{"run", "", false},
+		{"run not json", "", false},
+		{`run {"path":"","args":["x"],"grace_ns":1}`, "", false},
+		{`run {"path":"/x","args":[],"grace_ns":1}`, "", false},
+		{`run {"path":"/x","args":["x"],"grace_ns":0}`, "", false},
+		{"hello " + strings.Repeat("x", 200), "", false},
+	}
+	for _, c := range cases {
+		verb, _, err := parseControl([]byte(c.line))
+		if (err == nil) != c.ok || (c.ok && verb != c.verb) {
+			t.Errorf("parseControl(%.40q) = %q, %v; want verb %q ok %v", c.line, verb, err, c.verb, c.ok)
+		}
+		if err != nil && len(err.Error()) > 200 {
+			t.Errorf("parseControl error is not shortened: %d bytes", len(err.Error()))
+		}
+	}
+}
+
+func TestControlSplitter(t *testing.T) {
+	run := `run {"path":"/x","args":["x"],"grace_ns":1}` + "\n"
+	type recv struct {
+		data string
+		fds  []int
+	}
+	cases := []struct {
+		name    string
+		recvs   []recv
+		want    []string // verbs, in order
+		wantFDs []int    // of the run message, if any
+		wantErr bool
+	}{
+		{"stale term glued to a run", []recv{{"term\n" + run, []int{7, 8, 9}}}, []string{"term", "run"}, []int{7, 8, 9}, false},
+		{"run split across receives", []recv{{run[:10], []int{3, 4, 5}}, {run[10:], nil}}, []string{"run"}, []int{3, 4, 5}, false},
+		{"partial line waits", []recv{{"ki", nil}}, nil, nil, false},
+		{"requests during a run", []recv{{"term\nkill\n", nil}}, []string{"term", "kill"}, nil, false},
+		{"run without descriptors", []recv{{run, nil}}, nil, nil, true},
+		{"run with too many", []recv{{run, []int{1, 2, 3, 4}}}, nil, nil, true},
+		{"garbage", []recv{{"oops\n", nil}}, nil, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s controlSplitter
+			var verbs []string
+			var fds []int
+			var gotErr error
+			for _, r := range c.recvs {
+				s.add([]byte(r.data), r.fds)
+				for gotErr == nil {
+					msg, ok, err := s.next()
+					if err != nil {
+						gotErr = err
+						break
+					}
+					if !ok {
+						break
+					}
+					verbs = append(verbs, msg.Verb)
+					if msg.Verb == ctrlRun {
+						fds = msg.FDs
+					}
+				}
+			}
+			if (gotErr != nil) != c.wantErr {
+				t.Fatalf("error = %v, want error %v", gotErr, c.wantErr)
+			}
+			if !c.wantErr && (!slices.Equal(verbs, c.want) || !slices.Equal(fds, c.wantFDs)) {
+				t.Errorf("got verbs %v fds %v, want %v %v", verbs, fds, c.want, c.wantFDs)
+			}
+		})
+	}
+	var s controlSplitter
+	s.add(make([]byte, maxControlLine+1), nil)
+	if _, _, err := s.next(); err == nil {
+		t.Error("an endless line was accepted")
 	}
 }
 

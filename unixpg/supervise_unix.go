@@ -3,12 +3,13 @@
 package unixpg
 
 import (
-	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
-	"strings"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -21,18 +22,16 @@ const superviseArg = "__agentgate_supervise"
 
 // superviseEnvKey and superviseEnvValue form the environment marker, which
 // is the supervisor's whole environment. The target never sees it: it gets
-// Spec.Env, which travels over the control pipe.
+// Spec.Env, which travels over the control socket.
 const (
 	superviseEnvKey   = "AGENTGATE_SUPERVISE"
 	superviseEnvValue = "1"
 )
 
-// Descriptors the host gives the supervisor besides 0, 1 and 2 (the
-// target's standard files).
-const (
-	controlFD = 3
-	statusFD  = 4
-)
+// controlFD is the supervisor's end of the control socket. Its 0, 1 and 2
+// are /dev/null: a run's standard files arrive with the run and are held
+// only by the target.
+const controlFD = 3
 
 // sweepPoll bounds how long the supervisor waits between passes while it is
 // ending a tree; SIGCHLD usually wakes it sooner.
@@ -40,10 +39,11 @@ const sweepPoll = 5 * time.Millisecond
 
 func init() { MaybeSupervise() }
 
-// MaybeSupervise turns the current process into a run's supervisor when it
-// was started as one by Start (first argument "__agentgate_supervise" and
-// the environment marker), and then exits the process without returning.
-// Otherwise it returns at once; the check is a comparison of one argument.
+// MaybeSupervise turns the current process into a supervisor when it was
+// started as one by Start (first argument "__agentgate_supervise" and the
+// environment marker): it serves runs until the host closes the control
+// socket or dies, and then exits the process without returning. Otherwise
+// it returns at once; the check is a comparison of one argument.
 //
 // The package's init function calls it, so that a supervisor starts before
 // the init functions of packages initialised later; main and the TestMain of
@@ -56,100 +56,235 @@ func MaybeSupervise() {
 	os.Exit(supervise())
 }
 
-// supervisor is the state of one supervising process.
+// supervisor is the state of one supervising process; the fields about the
+// target are reset for every run.
 type supervisor struct {
-	// status is the pipe to the host (fd 4).
-	status *os.File
-	// target is the leader's pid, which is also the group's pgid.
+	// target is the current leader's pid, which is also the group's pgid.
 	target int
 	// targetWS is the leader's wait status, valid once targetDone is true.
 	targetWS syscall.WaitStatus
 	// targetDone is true once the leader was reaped.
 	targetDone bool
-	// grace is the SIGTERM → SIGKILL delay.
+	// grace is the current run's SIGTERM → SIGKILL delay.
 	grace time.Duration
 }
 
-// supervise runs the supervisor and returns its exit code: 0 after a normal
-// run or a reported start failure, 2 when the host's message was unusable.
+// controlEvent is what readControl forwards: a request, or the reason the
+// control socket can no longer be read (end of file or a protocol error).
+type controlEvent struct {
+	// msg is the request when err is nil.
+	msg controlMsg
+	// err is io.EOF at end of file, or the protocol or read error.
+	err error
+}
+
+// supervise serves runs and returns the supervisor's exit code: 0 when the
+// host ended the supervisor (end of file, SIGHUP, SIGTERM or SIGINT while
+// idle) or containment could not be set up (reported to the host), 2 after
+// a protocol error.
 func supervise() int {
 	// The target gets PR_SET_PDEATHSIG from the thread that forks it; this
 	// goroutine keeps its thread until the process exits.
 	runtime.LockOSThread()
 	syscall.CloseOnExec(controlFD)
-	syscall.CloseOnExec(statusFD)
-	s := &supervisor{status: os.NewFile(statusFD, "agentgate-status")}
-	ctrl := bufio.NewReader(os.NewFile(controlFD, "agentgate-control"))
+	closeInheritedFDs()
 
 	// Signals first, so that no SIGCHLD or request is lost.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	events := make(chan controlEvent, 4)
+	go readControl(controlFD, events)
+	subreaperErr := enableSubreaper()
 
-	line, err := ctrl.ReadBytes('\n')
-	if err != nil {
-		return 2 // host gone before describing the run: nothing started
+	s := &supervisor{}
+	for {
+		select {
+		case ev := <-events:
+			switch {
+			case errors.Is(ev.err, io.EOF):
+				return 0 // idle, and the host is gone or retired us
+			case ev.err != nil:
+				return 2
+			case ev.msg.Verb != ctrlRun:
+				continue // term or kill for a run that already ended
+			case subreaperErr != nil:
+				closeFDs(ev.msg.FDs)
+				report(statusMsg{Verb: statusRefused, Text: subreaperErr.Error()})
+				return 0
+			}
+			if lost := s.serve(ev.msg, sigs, events); lost {
+				return 0
+			}
+		case sig := <-sigs:
+			if sig != syscall.SIGCHLD {
+				return 0 // SIGHUP (the host's parent-death signal), SIGTERM, SIGINT
+			}
+		}
 	}
-	spec, err := decodeWireSpec(line)
-	if err != nil {
-		s.report(statusMsg{Verb: statusRefused, Text: err.Error()})
-		return 2
+}
+
+// serve runs one run: it starts the target with the received files, closes
+// them, reports, supervises the tree until nothing of it remains and
+// reports the leader's status. It returns true when the lifeline was lost
+// (or the host broke the protocol) and the supervisor must exit; the tree is
+// gone by then.
+func (s *supervisor) serve(req controlMsg, sigs <-chan os.Signal, events <-chan controlEvent) (lost bool) {
+	*s = supervisor{grace: time.Duration(req.Spec.GraceNS)}
+	fds := make([]uintptr, len(req.FDs))
+	for i, fd := range req.FDs {
+		fds[i] = uintptr(fd)
 	}
-	s.grace = time.Duration(spec.GraceNS)
-	if err := enableSubreaper(); err != nil {
-		s.report(statusMsg{Verb: statusRefused, Text: err.Error()})
-		return 0
-	}
-	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
-		Dir:   spec.Dir,
-		Env:   spec.Env,
-		Files: []uintptr{0, 1, 2},
+	pid, err := syscall.ForkExec(req.Spec.Path, req.Spec.Args, &syscall.ProcAttr{
+		Dir:   req.Spec.Dir,
+		Env:   req.Spec.Env,
+		Files: fds,
 		Sys:   targetSysProcAttr(),
 	})
+	// Only the target holds the run's files from here on, so the host's
+	// readers see end of file exactly when the tree is gone.
+	closeFDs(req.FDs)
 	if err != nil {
 		var errno syscall.Errno
 		if !errors.As(err, &errno) {
 			errno = syscall.EINVAL
 		}
-		s.report(statusMsg{Verb: statusExecFail, Num: int(errno), Text: err.Error()})
-		return 0
+		report(statusMsg{Verb: statusExecFail, Num: int(errno), Text: err.Error()})
+		return false
 	}
 	s.target = pid
-	s.report(statusMsg{Verb: statusStarted, Num: pid})
-
-	requests := make(chan string, 4)
-	go readControl(ctrl, requests)
-	s.run(sigs, requests)
-	if s.targetWS.Signaled() {
-		s.report(statusMsg{Verb: statusSignaled, Num: int(s.targetWS.Signal())})
-	} else {
-		s.report(statusMsg{Verb: statusExited, Num: s.targetWS.ExitStatus()})
+	report(statusMsg{Verb: statusStarted, Num: pid})
+	if lost := s.run(sigs, events); lost {
+		return true
 	}
-	return 0
+	if s.targetWS.Signaled() {
+		report(statusMsg{Verb: statusSignaled, Num: int(s.targetWS.Signal())})
+	} else {
+		report(statusMsg{Verb: statusExited, Num: s.targetWS.ExitStatus()})
+	}
+	return false
 }
 
-// readControl forwards control requests; end of file or a read error on the
-// control pipe (the lifeline) is forwarded as ctrlKill and ends the loop.
-func readControl(ctrl *bufio.Reader, requests chan<- string) {
+// readControl receives from the control socket fd and forwards every
+// control message; at end of file, on a read error or on a protocol error
+// it forwards that as the last event and returns. Received descriptors are
+// close-on-exec (at once on Linux, right after receipt elsewhere, before
+// the run that owns them is forwarded and can fork).
+func readControl(fd int, events chan<- controlEvent) {
+	var split controlSplitter
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(16*4))
 	for {
-		line, err := ctrl.ReadString('\n')
-		if err != nil {
-			requests <- ctrlKill
+		n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, recvmsgFlags)
+		if err == unix.EINTR {
+			continue
+		}
+		var fds []int
+		if err == nil && oobn > 0 {
+			fds, err = parseRights(oob[:oobn])
+		}
+		if err == nil && flags&unix.MSG_CTRUNC != 0 {
+			err = errors.New("descriptors from the host were truncated")
+		}
+		switch {
+		case err != nil:
+			closeFDs(fds)
+			closeFDs(split.takeFDs())
+			events <- controlEvent{err: err}
+			return
+		case n == 0 && len(fds) == 0:
+			closeFDs(split.takeFDs())
+			events <- controlEvent{err: io.EOF}
 			return
 		}
-		requests <- strings.TrimSpace(line)
+		split.add(buf[:n], fds)
+		for {
+			msg, ok, err := split.next()
+			if err != nil {
+				closeFDs(split.takeFDs())
+				events <- controlEvent{err: err}
+				return
+			}
+			if !ok {
+				break
+			}
+			events <- controlEvent{msg: msg}
+		}
+	}
+}
+
+// parseRights returns the descriptors in a received control message buffer,
+// each made close-on-exec.
+func parseRights(oob []byte) ([]int, error) {
+	cmsgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("unreadable ancillary data from the host: %v", err)
+	}
+	var fds []int
+	for i := range cmsgs {
+		got, err := unix.ParseUnixRights(&cmsgs[i])
+		if err != nil {
+			closeFDs(fds)
+			return nil, fmt.Errorf("unexpected ancillary data from the host: %v", err)
+		}
+		for _, fd := range got {
+			unix.CloseOnExec(fd)
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+// closeInheritedFDs closes every descriptor above controlFD that is not
+// close-on-exec. os.StartProcess passes the files it is given and also
+// every descriptor the host itself inherited without close-on-exec (from a
+// terminal, a launcher, a test harness); those would otherwise stay open in
+// the supervisor for its whole life and reach every target. The Go runtime
+// opens its own descriptors close-on-exec, so they are kept.
+func closeInheritedFDs() {
+	entries, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		return // no /dev/fd: nothing to enumerate with; Linux and macOS have it
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= controlFD {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			_ = unix.Close(fd)
+		}
+	}
+}
+
+// closeFDs closes every descriptor in fds.
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		_ = unix.Close(fd)
 	}
 }
 
 // report writes one status line to the host. A failure means the host is
-// gone; the lifeline handles that, so the error is dropped.
-func (s *supervisor) report(msg statusMsg) {
-	_, _ = s.status.WriteString(formatStatus(msg))
+// gone; the lifeline (end of file) handles that, so the error is dropped.
+func report(msg statusMsg) {
+	b := []byte(formatStatus(msg))
+	for len(b) > 0 {
+		n, err := unix.Write(controlFD, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		b = b[n:]
+	}
 }
 
 // run supervises the tree until nothing of it remains. Phases: running
 // (leader alive, nothing asked), ending (SIGTERM sent, grace running) and
-// killing (SIGKILL sweep until the tree is gone).
-func (s *supervisor) run(sigs <-chan os.Signal, requests <-chan string) {
+// killing (SIGKILL sweep until the tree is gone). It returns true when it
+// ended the tree because the lifeline was lost: end of file or a protocol
+// error on the control socket, or SIGHUP (the parent-death signal).
+func (s *supervisor) run(sigs <-chan os.Signal, events <-chan controlEvent) (lost bool) {
 	var graceOver <-chan time.Time
 	var poll <-chan time.Time
 	var ticker *time.Ticker
@@ -174,7 +309,7 @@ func (s *supervisor) run(sigs <-chan os.Signal, requests <-chan string) {
 		hasChildren := s.reap()
 		if s.targetDone {
 			if !hasChildren && groupGone(s.target) {
-				return
+				return false
 			}
 			startEnding()
 		}
@@ -185,19 +320,25 @@ func (s *supervisor) run(sigs <-chan os.Signal, requests <-chan string) {
 				startEnding()
 			case syscall.SIGHUP: // PR_SET_PDEATHSIG from the host: it is gone
 				s.killTree(sigs)
-				return
+				return true
 			}
-		case req := <-requests:
-			switch req {
-			case ctrlTerm:
-				startEnding()
-			case ctrlKill:
+		case ev := <-events:
+			switch {
+			case ev.err != nil || ev.msg.Verb == ctrlRun:
+				// The host is gone, retired us, or broke the protocol
+				// (a second run while one runs): nothing may outlive that.
+				closeFDs(ev.msg.FDs)
 				s.killTree(sigs)
-				return
+				return true
+			case ev.msg.Verb == ctrlTerm:
+				startEnding()
+			case ev.msg.Verb == ctrlKill:
+				s.killTree(sigs)
+				return false
 			}
 		case <-graceOver:
 			s.killTree(sigs)
-			return
+			return false
 		case <-poll:
 		}
 	}

@@ -142,3 +142,8 @@ func Alive(pid int) bool {
 	st, ok := parseProcStat(b)
 	return ok && st.state != 'Z' && st.state != 'X' && st.state != 'x'
 }
+
+// recvmsgFlags makes descriptors received on the control socket
+// close-on-exec atomically, so that no fork in the supervisor can pass one
+// on by accident.
+const recvmsgFlags = unix.MSG_CMSG_CLOEXEC

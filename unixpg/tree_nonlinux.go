@@ -18,3 +18,8 @@ func targetSysProcAttr() *syscall.SysProcAttr {
 // descendants returns nil: without /proc children lists and a subreaper the
 // supervisor can reach the tree only through its process group.
 func descendants() []int { return nil }
+
+// recvmsgFlags is zero: MSG_CMSG_CLOEXEC is Linux-only. parseRights marks
+// received descriptors close-on-exec before the run that owns them can
+// fork anything.
+const recvmsgFlags = 0

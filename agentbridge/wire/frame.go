@@ -296,32 +296,44 @@ func EncodeResponse(id json.RawMessage, result any, rpcErr *Error) []byte {
 	}
 	resp := Response{JSONRPC: Version, ID: id, Error: rpcErr}
 	if rpcErr == nil {
-		raw, err := json.Marshal(result)
+		raw, err := marshalLine(result)
 		if err != nil {
 			resp.Error = NewError(CodeInternalError, "internal error: cannot encode the result: "+err.Error())
 		} else {
-			resp.Result = raw
+			resp.Result = bytes.TrimSuffix(raw, []byte("\n"))
 		}
 	}
-	out, err := json.Marshal(resp)
+	out, err := marshalLine(resp)
 	if err != nil { // only reachable with a malformed id, which DecodeFrame never yields
-		out, _ = json.Marshal(Response{JSONRPC: Version, ID: nullID, Error: NewError(CodeInternalError, "internal error: "+err.Error())})
+		out, _ = marshalLine(Response{JSONRPC: Version, ID: nullID, Error: NewError(CodeInternalError, "internal error: "+err.Error())})
 	}
-	return append(out, '\n')
+	return out
+}
+
+// marshalLine encodes v as one JSON line without HTML escaping, so that
+// "<", ">" and "&" in commands stay readable in frames and logs.
+func marshalLine(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // EncodeRequest returns the request frame (with its newline). A nil id makes
 // a notification.
 func EncodeRequest(id json.RawMessage, method string, params any) ([]byte, error) {
 	type request struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id,omitempty"`
-		Method  string          `json:"method"`
-		Params  any             `json:"params,omitempty"`
+		JSONRPC string          `json:"jsonrpc"`          // always "2.0"
+		ID      json.RawMessage `json:"id,omitempty"`     // absent for a notification
+		Method  string          `json:"method"`           // the method name
+		Params  any             `json:"params,omitempty"` // the params object
 	}
-	out, err := json.Marshal(request{JSONRPC: Version, ID: id, Method: method, Params: params})
+	out, err := marshalLine(request{JSONRPC: Version, ID: id, Method: method, Params: params})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", method, err)
 	}
-	return append(out, '\n'), nil
+	return out, nil
 }

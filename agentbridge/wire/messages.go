@@ -36,6 +36,9 @@ const (
 	RefuseShuttingDown    = "shutting_down"        // the app is quitting
 	RefuseBadEncoding     = "bad_encoding"         // stdin or an encoding name could not be decoded
 	RefuseInternal        = "internal"             // a fault inside agentgate; not the agent's doing
+	RefuseAuditFailed     = "audit_failed"         // the audit log cannot be written, so nothing runs
+	RefuseTooManyConns    = "too_many_connections" // the connection cap is reached; the connection is closed
+	RefuseFrameTooLarge   = "frame_too_large"      // with CodeInvalidRequest: a line over MaxFrame; the connection is closed
 )
 
 // Run states as the protocol shows them: the executor's states (running,
@@ -111,9 +114,10 @@ type RuleRef struct {
 	Text string `json:"text"`
 	// Scope is "global", "provider" or "project".
 	Scope string `json:"scope"`
-	// File and Line locate it.
+	// File is the allow-list file holding the rule.
 	File string `json:"file"`
-	Line int    `json:"line"`
+	// Line is the rule's 1-based line in File.
+	Line int `json:"line"`
 }
 
 // WaitParams asks for a run's state, long-polling until it ends.

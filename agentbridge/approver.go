@@ -1,0 +1,91 @@
+package agentbridge
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/agentgate/agentgate/exec"
+)
+
+// Approver asks a person. The desktop card, the terminal prompt of
+// `agentgate run` and the scripted fake in agentbridge/approvertest
+// implement it.
+type Approver interface {
+	// Ask shows the request to a person and returns their answer. It must
+	// return when ctx ends: ctx's error is context.DeadlineExceeded when the
+	// proposal expired unanswered (the desktop app then notifies the person)
+	// and context.Canceled when it was withdrawn (by the agent, its
+	// connection closing, "Stop everything" or shutdown). The broker calls
+	// Ask from a goroutine of its own per request, so one slow answer never
+	// blocks another proposal; it enforces the expiry itself even if Ask
+	// ignores ctx. An error other than ctx's makes the broker refuse the
+	// proposal with no_approver.
+	Ask(ctx context.Context, req *ApprovalRequest) (Answer, error)
+}
+
+// ApprovalRequest is what a person is shown. The broker gives every Ask call
+// its own deep copy, and runs its own copy of Command — the one this request
+// was built from — so nothing an Approver does to the request can change
+// what runs.
+type ApprovalRequest struct {
+	// ID is the run id the agent knows the proposal by.
+	ID string
+	// Session is the proposing bridge session.
+	Session string
+	// Provider is the proposer's provider name ("" for none).
+	Provider string
+	// Client is the client name the proposer gave in hello.
+	Client string
+	// PeerPID and PeerExe identify the proposing process where the OS says
+	// (0 and "" when unknown).
+	PeerPID int
+	// PeerExe is the proposing process's executable path, when readable.
+	PeerExe string
+	// ProjectRoot is the session's project root (symlinks resolved).
+	ProjectRoot string
+	// Command is the validated command that will run if approved: argv,
+	// resolved executable, working directory, stdin and timeout. Zero for
+	// hook requests.
+	Command exec.Command
+	// ThroughAgentShell marks a hook request: the agent's own shell will run
+	// CommandLine, agentgate runs nothing and cannot bound it.
+	ThroughAgentShell bool
+	// CommandLine is the hook request's shell text (ThroughAgentShell only).
+	CommandLine string
+	// Cwd is the hook request's working directory as the agent gave it.
+	Cwd string
+	// AgentTool names the agent's tool for hook requests (e.g. "Bash").
+	AgentTool string
+	// Reason is the agent's explanation — the agent's words, not verified.
+	Reason string
+	// Proposed is when the proposal arrived.
+	Proposed time.Time
+	// Expires is when it expires unanswered.
+	Expires time.Time
+}
+
+// clone returns a deep copy of r.
+func (r *ApprovalRequest) clone() *ApprovalRequest {
+	c := *r
+	c.Command = cloneCommand(r.Command)
+	return &c
+}
+
+// cloneCommand deep-copies a Command's slices.
+func cloneCommand(cmd exec.Command) exec.Command {
+	cmd.Argv = slices.Clone(cmd.Argv)
+	cmd.Stdin = slices.Clone(cmd.Stdin)
+	return cmd
+}
+
+// Answer is a person's answer.
+type Answer struct {
+	// Approved is true to run the command (hook: to let the agent run it).
+	Approved bool
+	// Message is passed to the agent, with a denial especially ("use the
+	// test target instead").
+	Message string
+	// By names where the person answered: "card", "terminal", "script", …
+	By string
+}

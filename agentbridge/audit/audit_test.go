@@ -1,0 +1,277 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func openTest(t *testing.T, opts Options) (*Log, string) {
+	t.Helper()
+	path := Path(filepath.Join(t.TempDir(), "agentgate"))
+	l, err := Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, path
+}
+
+func collect(t *testing.T, path string, order Order) []Entry {
+	t.Helper()
+	var out []Entry
+	for e, err := range Entries(path, order) {
+		if err != nil {
+			t.Fatalf("Entries: %v", err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestAppendAndReadBothOrders(t *testing.T) {
+	l, path := openTest(t, Options{Host: "app"})
+	for i := range 5 {
+		if err := l.Append(Entry{Kind: KindProposal, RunID: fmt.Sprint(i), Argv: []string{"echo", fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := collect(t, path, OldestFirst)
+	neu := collect(t, path, NewestFirst)
+	if len(old) != 5 || len(neu) != 5 {
+		t.Fatalf("got %d and %d entries, want 5", len(old), len(neu))
+	}
+	for i := range 5 {
+		if old[i].RunID != fmt.Sprint(i) || neu[i].RunID != fmt.Sprint(4-i) {
+			t.Fatalf("order wrong at %d: %s / %s", i, old[i].RunID, neu[i].RunID)
+		}
+		if old[i].Host != "app" || old[i].Time.IsZero() {
+			t.Fatalf("defaults not applied: %+v", old[i])
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode = %v, %v; want 0600", fi.Mode(), err)
+	}
+}
+
+func TestInvisibleCharactersEscapedInFile(t *testing.T) {
+	l, path := openTest(t, Options{})
+	argv := []string{"echo", "a\u202eb", "zero\u200bwidth", "emoji\U0001F600", "tag\U000E0041", "line\nbreak"}
+	if err := l.Append(Entry{Kind: KindProposal, Argv: argv}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"\u202e", "\u200b", "\U000E0041", "\n\"", "break\n"} {
+		if strings.Contains(string(raw), bad) {
+			t.Errorf("raw file contains %q literally: %s", bad, raw)
+		}
+	}
+	for _, want := range []string{`\u202e`, `\u200b`, `\udb40\udc41`, "\U0001F600"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("raw file lacks %q: %s", want, raw)
+		}
+	}
+	got := collect(t, path, OldestFirst)
+	if len(got) != 1 || strings.Join(got[0].Argv, "|") != strings.Join(argv, "|") {
+		t.Fatalf("round trip = %q, want %q", got[0].Argv, argv)
+	}
+}
+
+func TestRotationKeepsNewestAndBoundsFiles(t *testing.T) {
+	l, path := openTest(t, Options{MaxBytes: 2000, Keep: 2})
+	const n = 200
+	for i := range n {
+		if err := l.Append(Entry{Kind: KindRunEnd, RunID: fmt.Sprintf("run-%03d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := Files(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 || files[2] != path || files[0] != path+".2" {
+		t.Fatalf("files = %v, want audit.log.2, audit.log.1, audit.log", files)
+	}
+	if _, err := os.Stat(path + ".3"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("audit.log.3 exists beyond Keep")
+	}
+	for _, f := range files {
+		if fi, _ := os.Stat(f); fi.Size() > 2000 {
+			t.Fatalf("%s has %d bytes, over MaxBytes", f, fi.Size())
+		}
+	}
+	got := collect(t, path, NewestFirst)
+	if len(got) == 0 || got[0].RunID != fmt.Sprintf("run-%03d", n-1) {
+		t.Fatalf("newest entry = %+v", got[0])
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].RunID >= got[i-1].RunID {
+			t.Fatalf("entries out of order at %d: %s after %s", i, got[i].RunID, got[i-1].RunID)
+		}
+	}
+}
+
+// TestConcurrentWritersAcrossRotation opens the log several times (separate
+// file descriptors and separate rotation locks, as separate processes do) and
+// appends from all of them at once while rotating: no line is torn and,
+// with enough files kept, none is lost.
+func TestConcurrentWritersAcrossRotation(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "agentgate")
+	path := Path(dir)
+	const writers, each = 6, 150
+	var wg sync.WaitGroup
+	for w := range writers {
+		l, err := Open(path, Options{MaxBytes: 16 << 10, Keep: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := l.Append(Entry{Kind: KindDecision, RunID: fmt.Sprintf("w%d-%d", w, i), Message: strings.Repeat("m", i%50)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for e, err := range Entries(path, OldestFirst) {
+		if err != nil {
+			t.Fatalf("torn or unreadable line: %v", err)
+		}
+		if seen[e.RunID] {
+			t.Fatalf("entry %s duplicated", e.RunID)
+		}
+		seen[e.RunID] = true
+	}
+	if len(seen) != writers*each {
+		t.Fatalf("read %d entries, want %d", len(seen), writers*each)
+	}
+	files, _ := Files(path)
+	if len(files) < 3 {
+		t.Fatalf("expected several rotations, got files %v", files)
+	}
+}
+
+func TestMalformedLineReportedAndSkipped(t *testing.T) {
+	l, path := openTest(t, Options{})
+	l.Append(Entry{Kind: KindProposal, RunID: "a"})
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("{\"kind\":\"propo\n")
+	f.Close()
+	l.Append(Entry{Kind: KindProposal, RunID: "b"})
+	var ids []string
+	var lineErrs int
+	for e, err := range Entries(path, OldestFirst) {
+		var le *LineError
+		if errors.As(err, &le) {
+			lineErrs++
+			if le.Line != 2 || le.File != path {
+				t.Fatalf("line error at %s:%d, want line 2", le.File, le.Line)
+			}
+			continue
+		}
+		ids = append(ids, e.RunID)
+	}
+	if lineErrs != 1 || strings.Join(ids, ",") != "a,b" {
+		t.Fatalf("ids %v, line errors %d", ids, lineErrs)
+	}
+}
+
+func TestPastCommands(t *testing.T) {
+	l, path := openTest(t, Options{})
+	l.Append(Entry{Kind: KindProposal, Argv: []string{"go", "test"}, Provider: "p", ProjectRoot: "/proj"})
+	l.Append(Entry{Kind: KindDecision, Argv: []string{"ignored"}})
+	l.Append(Entry{Kind: KindProposal, CommandLine: "ls | wc", ThroughAgentShell: true})
+	l.Append(Entry{Kind: KindProposal, Argv: []string{"make"}})
+	l.Append(Entry{Kind: KindProposal, Argv: []string{"ls", "-l"}})
+	all, err := PastCommands(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 || all[0].Argv[0] != "ls" || all[2].Argv[0] != "go" || all[2].Provider != "p" || all[2].Project != "/proj" || all[2].Time.IsZero() {
+		t.Fatalf("PastCommands = %+v", all)
+	}
+	two, _ := PastCommands(path, 2)
+	if len(two) != 2 || two[1].Argv[0] != "make" {
+		t.Fatalf("limit 2 = %+v", two)
+	}
+	none, err := PastCommands(filepath.Join(t.TempDir(), "absent.log"), 0)
+	if err != nil || len(none) != 0 {
+		t.Fatalf("absent log: %v, %v", none, err)
+	}
+}
+
+func TestFollowAcrossRotation(t *testing.T) {
+	l, path := openTest(t, Options{MaxBytes: 1500, Keep: 3})
+	l.Append(Entry{Kind: KindProposal, RunID: "before"}) // not delivered: Follow starts at the end
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got := make(chan string, 200)
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(ctx, path, func(e Entry, err error) bool {
+			if err != nil {
+				t.Errorf("follow: %v", err)
+				return false
+			}
+			got <- e.RunID
+			return e.RunID != "last"
+		})
+	}()
+	time.Sleep(3 * FollowPoll) // let Follow open the file and seek to its end
+	// Entries are ~100 bytes, so a file holds ~15: pausing two polls every 5
+	// entries lets Follow see every file before the next rotation.
+	const n = 40
+	for i := range n {
+		l.Append(Entry{Kind: KindProposal, RunID: fmt.Sprintf("e%02d", i)})
+		if i%5 == 4 {
+			time.Sleep(2 * FollowPoll)
+		}
+	}
+	l.Append(Entry{Kind: KindProposal, RunID: "last"})
+	if err := <-done; err != nil {
+		t.Fatalf("Follow returned %v", err)
+	}
+	close(got)
+	var ids []string
+	for id := range got {
+		ids = append(ids, id)
+	}
+	if len(ids) != n+1 || ids[0] != "e00" || ids[n] != "last" {
+		t.Fatalf("followed %d entries: %v", len(ids), ids)
+	}
+	for i := 1; i < n; i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("out of order: %v", ids)
+		}
+	}
+	if files, _ := Files(path); len(files) < 2 {
+		t.Fatalf("no rotation happened: %v", files)
+	}
+}
+
+func TestAppendAfterClose(t *testing.T) {
+	l, _ := openTest(t, Options{})
+	l.Close()
+	if err := l.Append(Entry{Kind: KindProposal}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+}

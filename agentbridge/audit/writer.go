@@ -1,0 +1,258 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofrs/flock"
+
+	"github.com/agentgate/agentgate/exec/display"
+)
+
+// FileName is the audit log's name inside the state directory.
+const FileName = "audit.log"
+
+// Defaults for rotation when Options leave them zero.
+const (
+	DefaultMaxBytes = 10 << 20 // rotate once the file would exceed 10 MiB
+	DefaultKeep     = 5        // keep audit.log.1 … audit.log.5
+)
+
+// Options configure a Log.
+type Options struct {
+	// MaxBytes is the size past which the file is rotated before the next
+	// entry; 0 means DefaultMaxBytes. An entry is never split.
+	MaxBytes int64
+	// Keep is how many rotated files to keep; 0 means DefaultKeep.
+	Keep int
+	// Host is written into every entry that has none ("app", "cli", "hook").
+	Host string
+}
+
+// Log appends entries to an audit log file. It is safe for concurrent use,
+// and several processes may append to the same file at once: each entry is
+// one write(2) of one line to a file opened with O_APPEND, followed by
+// fsync; rotation is serialised across processes by a lock file
+// (audit.log.lock, github.com/gofrs/flock). A process still holding the
+// rotated file notices before its next entry and reopens; an entry written
+// in that instant lands at the end of audit.log.1 and is not lost.
+type Log struct {
+	// path is the active file's path.
+	path string
+	// opts holds the effective options.
+	opts Options
+	// mu serialises appends and rotation in this process.
+	mu sync.Mutex
+	// f is the open active file (O_APPEND), nil after Close.
+	f *os.File
+	// lock is the cross-process rotation lock.
+	lock *flock.Flock
+}
+
+// Path returns the audit log path inside stateDir (<state>/agentgate).
+func Path(stateDir string) string { return filepath.Join(stateDir, FileName) }
+
+// Open opens (creating, mode 0600, with its directory 0700) the audit log at
+// path for appending.
+func Open(path string, opts Options) (*Log, error) {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = DefaultKeep
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the audit log directory: %w", err)
+	}
+	l := &Log{path: path, opts: opts, lock: flock.New(path + ".lock")}
+	f, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	l.f = f
+	return l, nil
+}
+
+// openAppend opens path for appending, creating it 0600.
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the audit log: %w", err)
+	}
+	return f, nil
+}
+
+// ErrClosed is returned by Append after Close.
+var ErrClosed = errors.New("audit log is closed")
+
+// Append writes e as one line and fsyncs it. A zero Time is set to now; an
+// empty Host to the Log's Host. Control, invisible and bidirectional
+// characters inside strings are written as \uXXXX escapes (still valid
+// JSON, decoded back unchanged) so that reading the raw file with cat or
+// less shows them instead of obeying them.
+func (l *Log) Append(e Entry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	if e.Host == "" {
+		e.Host = l.opts.Host
+	}
+	line, err := Marshal(e)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return ErrClosed
+	}
+	if err := l.rotateIfNeeded(int64(len(line))); err != nil {
+		return err
+	}
+	if _, err := l.f.Write(line); err != nil {
+		return fmt.Errorf("write the audit log %s: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("sync the audit log %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Marshal encodes e as one JSON line (with its newline), escaping characters
+// display.NeedsEscape flags as \uXXXX.
+func Marshal(e Entry) ([]byte, error) {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode an audit entry: %w", err)
+	}
+	return append(escapeInvisible(raw), '\n'), nil
+}
+
+// escapeInvisible rewrites every non-ASCII rune that display.NeedsEscape
+// flags as a JSON \u escape (a surrogate pair above U+FFFF). ASCII controls
+// are already escaped by encoding/json; such runes occur only inside JSON
+// strings, so the result is equivalent JSON.
+func escapeInvisible(raw []byte) []byte {
+	var out []byte
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c < utf8.RuneSelf {
+			if out != nil {
+				out = append(out, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if !display.NeedsEscape(r) {
+			if out != nil {
+				out = append(out, raw[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(raw)+32), raw[:i]...)
+		}
+		if r > 0xFFFF {
+			r -= 0x10000
+			out = fmt.Appendf(out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += size
+	}
+	if out == nil {
+		return raw
+	}
+	return out
+}
+
+// rotateIfNeeded makes sure l.f is the current active file and that adding
+// n bytes keeps it within MaxBytes (a file holding nothing yet takes any
+// entry). Called with l.mu held.
+func (l *Log) rotateIfNeeded(n int64) error {
+	if err := l.reopenIfRotated(); err != nil {
+		return err
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat the audit log: %w", err)
+	}
+	if fi.Size() == 0 || fi.Size()+n <= l.opts.MaxBytes {
+		return nil
+	}
+	if err := l.lock.Lock(); err != nil {
+		return fmt.Errorf("lock the audit log for rotation (%s): %w", l.lock.Path(), err)
+	}
+	defer l.lock.Unlock()
+	// Another process may have rotated while we waited for the lock.
+	if err := l.reopenIfRotated(); err != nil {
+		return err
+	}
+	if fi, err = l.f.Stat(); err != nil {
+		return fmt.Errorf("stat the audit log: %w", err)
+	}
+	if fi.Size() == 0 || fi.Size()+n <= l.opts.MaxBytes {
+		return nil
+	}
+	for i := l.opts.Keep - 1; i >= 1; i-- {
+		err := os.Rename(rotated(l.path, i), rotated(l.path, i+1))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("rotate the audit log: %w", err)
+		}
+	}
+	if err := os.Rename(l.path, rotated(l.path, 1)); err != nil {
+		return fmt.Errorf("rotate the audit log: %w", err)
+	}
+	f, err := openAppend(l.path)
+	if err != nil {
+		return err
+	}
+	l.f.Close()
+	l.f = f
+	return nil
+}
+
+// reopenIfRotated reopens the active path when l.f is no longer the file at
+// that path (another process rotated it).
+func (l *Log) reopenIfRotated() error {
+	pathInfo, err := os.Stat(l.path)
+	if err == nil {
+		fdInfo, ferr := l.f.Stat()
+		if ferr == nil && os.SameFile(pathInfo, fdInfo) {
+			return nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("stat the audit log: %w", err)
+	}
+	f, err := openAppend(l.path)
+	if err != nil {
+		return err
+	}
+	l.f.Close()
+	l.f = f
+	return nil
+}
+
+// rotated returns the path of the i-th rotated file (1 is the newest).
+func rotated(path string, i int) string { return path + "." + strconv.Itoa(i) }
+
+// Close closes the file; later Appends return ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}

@@ -1,0 +1,203 @@
+// Package bridgetest starts a real bridge for tests anywhere in the
+// repository: a real socket in a fresh private directory, fresh config and
+// state directories, a real exec.Executor, a real prefs.Store, a real audit
+// log and the scripted approver of agentbridge/approvertest.
+//
+// The executor re-executes the test binary as each run's supervisor, so a
+// package using bridgetest must call unixpg.MaybeSupervise() first thing in
+// its TestMain (on Unix).
+package bridgetest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/agentbridge"
+	"github.com/agentgate/agentgate/agentbridge/approvertest"
+	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/client"
+	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// Options adjust the bridge.
+type Options struct {
+	// Steps script the fake approver (see approvertest.New).
+	Steps []approvertest.Step
+	// NoApprover starts the broker without an approver.
+	NoApprover bool
+	// Settings, when set, edits the default settings before start.
+	Settings func(*prefs.Settings)
+	// OnShow is the app.show handler (nil: none).
+	OnShow func()
+}
+
+// Bridge is a running test bridge. Everything is torn down by t.Cleanup.
+type Bridge struct {
+	// Socket is the socket path.
+	Socket string
+	// Paths are the config and state directories (prefs layout).
+	Paths prefs.Paths
+	// AuditPath is the audit log file.
+	AuditPath string
+	// Project is a fresh project directory (symlinks resolved).
+	Project string
+	// Approver is the scripted approver (nil with NoApprover).
+	Approver *approvertest.Fake
+	// Broker takes the proposals.
+	Broker *agentbridge.Broker
+	// Server serves the socket.
+	Server *agentbridge.Server
+	// Executor runs the commands.
+	Executor *exec.Executor
+	// Rules is the allow-list store.
+	Rules *prefs.Store
+	// Audit is the audit log writer.
+	Audit *audit.Log
+
+	// mu guards settings.
+	mu sync.Mutex
+	// settings are the current settings.
+	settings prefs.Settings
+}
+
+// Start starts a bridge and registers its teardown with t.
+func Start(t testing.TB, opts Options) *Bridge {
+	t.Helper()
+	base := t.TempDir()
+	// A short socket directory: sun_path holds 108 bytes (104 on macOS) and
+	// test temp dirs carry the test's name.
+	sockDir, err := os.MkdirTemp("", "agb")
+	if err != nil {
+		t.Fatalf("bridgetest: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	b := &Bridge{
+		Socket:   filepath.Join(sockDir, "bridge.sock"),
+		Paths:    prefs.Paths{ConfigDir: filepath.Join(base, "config", "agentgate"), StateDir: filepath.Join(base, "state", "agentgate")},
+		settings: prefs.DefaultSettings(),
+	}
+	if opts.Settings != nil {
+		opts.Settings(&b.settings)
+	}
+	project := filepath.Join(base, "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatalf("bridgetest: %v", err)
+	}
+	if b.Project, err = filepath.EvalSymlinks(project); err != nil {
+		t.Fatalf("bridgetest: %v", err)
+	}
+	for _, dir := range []string{b.Paths.ConfigDir, b.Paths.StateDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatalf("bridgetest: %v", err)
+		}
+	}
+	settings := b.Settings()
+	b.Executor, err = exec.New(exec.Config{StateDir: b.Paths.StateDir, HostKind: exec.HostApp, Env: os.Environ(), Grace: settings.Grace})
+	if err != nil {
+		t.Fatalf("bridgetest: executor: %v", err)
+	}
+	if b.Rules, err = prefs.Open(b.Paths); err != nil {
+		t.Fatalf("bridgetest: allow-lists: %v", err)
+	}
+	b.AuditPath = audit.Path(b.Paths.StateDir)
+	if b.Audit, err = audit.Open(b.AuditPath, audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: "app"}); err != nil {
+		t.Fatalf("bridgetest: audit: %v", err)
+	}
+	cfg := agentbridge.Config{Executor: b.Executor, Rules: b.Rules, Audit: b.Audit, Settings: b.Settings,
+		PathEnv: os.Getenv("PATH"), StateDir: b.Paths.StateDir}
+	if !opts.NoApprover {
+		b.Approver = approvertest.New(opts.Steps...)
+		cfg.Approver = b.Approver
+	}
+	if b.Broker, err = agentbridge.NewBroker(cfg); err != nil {
+		t.Fatalf("bridgetest: broker: %v", err)
+	}
+	ln, err := agentbridge.Listen(b.Socket)
+	if err != nil {
+		t.Fatalf("bridgetest: listen: %v", err)
+	}
+	b.Server = agentbridge.NewServer(b.Broker, agentbridge.ServerOptions{OnShow: opts.OnShow, Logf: t.Logf})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		b.Server.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		b.Server.Close()
+		ln.Close()
+		<-served
+		b.Executor.CancelAll()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for _, r := range b.Executor.Runs() {
+			r.Wait(ctx)
+		}
+		b.Broker.Close()
+		b.Audit.Close()
+	})
+	return b
+}
+
+// Settings returns the current settings (the broker reads them per proposal).
+func (b *Bridge) Settings() prefs.Settings {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.settings
+}
+
+// SetSettings changes the settings for later proposals.
+func (b *Bridge) SetSettings(edit func(*prefs.Settings)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	edit(&b.settings)
+}
+
+// Allow adds a global allow-list rule, as a person would.
+func (b *Bridge) Allow(t testing.TB, tokens ...string) prefs.Rule {
+	t.Helper()
+	r, err := b.Rules.Add(prefs.ScopeGlobal, "", "", tokens)
+	if err != nil {
+		t.Fatalf("bridgetest: allow %q: %v", tokens, err)
+	}
+	return r
+}
+
+// Dial connects a client (no hello) and closes it at cleanup.
+func (b *Bridge) Dial(t testing.TB) *client.Client {
+	t.Helper()
+	c, err := client.Dial(b.Socket)
+	if err != nil {
+		t.Fatalf("bridgetest: dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Session connects a client and says hello for the bridge's project.
+func (b *Bridge) Session(t testing.TB, provider string) *client.Client {
+	t.Helper()
+	c := b.Dial(t)
+	if _, err := c.Hello(context.Background(), wire.HelloParams{Provider: provider, ProjectRoot: b.Project, Client: "bridgetest"}); err != nil {
+		t.Fatalf("bridgetest: hello: %v", err)
+	}
+	return c
+}
+
+// AuditEntries returns the audit log's entries, oldest first.
+func (b *Bridge) AuditEntries(t testing.TB) []audit.Entry {
+	t.Helper()
+	var out []audit.Entry
+	for e, err := range audit.Entries(b.AuditPath, audit.OldestFirst) {
+		if err != nil {
+			t.Fatalf("bridgetest: audit log: %v", err)
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -1,0 +1,640 @@
+// Package agentbridge is the door agents knock on and the gate behind it:
+// the Unix-socket server speaking the JSON-RPC protocol of docs/protocol.md,
+// sessions and their ownership of runs, and the Broker that takes each
+// proposal along SPEC §1's path — validate, decide by rule, ask a person,
+// run exactly what was approved, record every step in the audit log.
+//
+// The protocol's types live in agentbridge/wire, the Go client in
+// agentbridge/client, the audit log in agentbridge/audit, a scripted
+// Approver for tests in agentbridge/approvertest and a ready-made bridge for
+// tests in agentbridge/bridgetest.
+package agentbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// Config wires a Broker to the rest of agentgate.
+type Config struct {
+	// Executor runs approved commands. Required.
+	Executor *exec.Executor
+	// Rules decides by allow-list; nil means no rules (every proposal asks).
+	Rules *prefs.Store
+	// Audit records every step. Required: a gate that cannot record refuses.
+	Audit *audit.Log
+	// Settings returns the current settings; read on every proposal, so a
+	// changed settings file applies to the next one. nil means
+	// prefs.DefaultSettings.
+	Settings func() prefs.Settings
+	// PathEnv is the PATH used to resolve argv[0]: the host's, never the
+	// agent's (exec.PathFromEnv of the executor's environment); "" means
+	// this process's PATH.
+	PathEnv string
+	// StateDir is the executor's state directory, used to ask other hosts
+	// (`agentgate run`) to cancel their runs (exec.RequestCancel).
+	StateDir string
+	// Approver asks a person; nil means nobody can be asked (SetApprover
+	// can attach one later).
+	Approver Approver
+	// MaxFinishedPerSession caps the finished proposals a session remembers
+	// for exec.wait/exec.list (oldest forgotten first); 0 means 1000.
+	MaxFinishedPerSession int
+}
+
+// Broker takes proposals along SPEC §1's path. It is safe for concurrent
+// use; the desktop app and the socket server share one.
+type Broker struct {
+	// cfg is the configuration, defaults applied.
+	cfg Config
+	// ctx ends when the broker closes, withdrawing every pending question.
+	ctx context.Context
+	// stop ends ctx.
+	stop context.CancelFunc
+
+	// mu guards everything below and every ticket's mutable fields.
+	mu sync.Mutex
+	// approver is the current approver (nil: none).
+	approver Approver
+	// tickets holds every proposal not yet forgotten, by run id.
+	tickets map[string]*ticket
+	// queue holds allowed proposals waiting for a run slot, oldest first.
+	queue []*ticket
+	// running counts started runs not yet ended (and slots being started).
+	running int
+	// subs are the change subscribers (coalescing channels of size 1).
+	subs map[int]chan struct{}
+	// nextSub numbers subscribers.
+	nextSub int
+	// closed is set by Close.
+	closed bool
+	// wg tracks the broker's goroutines.
+	wg sync.WaitGroup
+}
+
+// NewBroker returns a broker for cfg.
+func NewBroker(cfg Config) (*Broker, error) {
+	if cfg.Executor == nil || cfg.Audit == nil {
+		return nil, errors.New("agentbridge: a broker needs an Executor and an Audit log")
+	}
+	if cfg.Settings == nil {
+		cfg.Settings = prefs.DefaultSettings
+	}
+	if cfg.PathEnv == "" {
+		cfg.PathEnv = os.Getenv("PATH")
+	}
+	if cfg.MaxFinishedPerSession <= 0 {
+		cfg.MaxFinishedPerSession = 1000
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Broker{cfg: cfg, ctx: ctx, stop: stop, approver: cfg.Approver,
+		tickets: make(map[string]*ticket), subs: make(map[int]chan struct{})}, nil
+}
+
+// SetApprover attaches the approver that asks the person (nil detaches it:
+// later proposals without a rule are refused with no_approver). Questions
+// already asked stay with the approver that got them.
+func (b *Broker) SetApprover(a Approver) {
+	b.mu.Lock()
+	b.approver = a
+	b.mu.Unlock()
+}
+
+// Session is one agent connection's identity after hello. Runs belong to the
+// session that proposed them: only it may wait on, read or cancel them.
+type Session struct {
+	// ID is the session id returned by hello.
+	ID string
+	// Provider is the provider name ("" for none), validated.
+	Provider string
+	// Client is the client name the agent gave.
+	Client string
+	// ProjectRoot is the project root, absolute with symlinks resolved.
+	ProjectRoot string
+	// Peer is what the OS says about the connecting process.
+	Peer wire.Peer
+
+	// b is the broker the session belongs to.
+	b *Broker
+	// runs are the session's proposals in order (guarded by b.mu).
+	runs []*ticket
+	// pending counts the session's unanswered questions (guarded by b.mu).
+	pending int
+	// closed is set by Close (guarded by b.mu).
+	closed bool
+}
+
+// OpenSession checks a hello and returns the new session. The provider must
+// pass prefs.ValidateProviderName (or be empty); the project root must be an
+// absolute path of an existing directory, and is stored with symlinks
+// resolved.
+func (b *Broker) OpenSession(hello wire.HelloParams, peer wire.Peer) (*Session, *wire.Error) {
+	if hello.Provider != "" {
+		if err := prefs.ValidateProviderName(hello.Provider); err != nil {
+			return nil, wire.Refuse(wire.RefuseProviderInvalid, fmt.Sprintf("provider %q is not acceptable: %v", hello.Provider, err))
+		}
+	}
+	root, werr := resolveProjectRoot(hello.ProjectRoot)
+	if werr != nil {
+		return nil, werr
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; start it again and reconnect")
+	}
+	return &Session{ID: "s-" + randomHex(8), Provider: hello.Provider, Client: hello.Client, ProjectRoot: root, Peer: peer, b: b}, nil
+}
+
+// resolveProjectRoot checks and resolves a hello's project_root.
+func resolveProjectRoot(root string) (string, *wire.Error) {
+	if root == "" || !filepath.IsAbs(root) {
+		return "", wire.Refuse(wire.RefuseProjectInvalid, fmt.Sprintf("project_root %q is not an absolute path; send the absolute path of the project directory", root))
+	}
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", wire.Refuse(wire.RefuseProjectInvalid, fmt.Sprintf("project_root %q cannot be resolved: %v; send an existing directory", root, err))
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil || !fi.IsDir() {
+		return "", wire.Refuse(wire.RefuseProjectInvalid, fmt.Sprintf("project_root %q (resolved %q) is not a directory", root, resolved))
+	}
+	return resolved, nil
+}
+
+// ticket is one proposal (or hook question) on its way through the broker.
+type ticket struct {
+	// id is the run id.
+	id string
+	// session proposed it.
+	session *Session
+	// req is the immutable request a person is shown (the broker's copy).
+	req *ApprovalRequest
+	// binding is the digest of the exact command approved, re-checked
+	// before start.
+	binding string
+	// hook marks a hook question (not a run; never started).
+	hook bool
+	// rule is the allow-list rule that allowed it, if any.
+	rule *wire.RuleRef
+
+	// Guarded by Broker.mu:
+	// state is the protocol state while no run exists (pending, queued, or a
+	// final non-run state); once run is set, the run's record is the truth.
+	state string
+	// refusal is the error that ended it without running (denied, expired…).
+	refusal *wire.Error
+	// answer is the person's answer (hook questions).
+	answer Answer
+	// run is set once started.
+	run *exec.Run
+	// changed is closed and replaced on every state change.
+	changed chan struct{}
+	// cancelAsk withdraws the question from the approver.
+	cancelAsk context.CancelFunc
+	// cancelled is set when a queued run was cancelled before it started.
+	cancelled bool
+}
+
+// final reports whether the ticket reached a state it never leaves.
+// Called with Broker.mu held.
+func (t *ticket) final() bool {
+	if t.run != nil {
+		return t.run.Record().State.Final()
+	}
+	return t.state != wire.StatePending && t.state != wire.StateQueued && t.state != ""
+}
+
+// currentState returns the protocol state. Called with Broker.mu held.
+func (t *ticket) currentState() string {
+	if t.run != nil {
+		return string(t.run.Record().State)
+	}
+	return t.state
+}
+
+// setState changes a ticket's non-run state and wakes its waiters. Called
+// with Broker.mu held.
+func (b *Broker) setState(t *ticket, state string, refusal *wire.Error) {
+	t.state, t.refusal = state, refusal
+	close(t.changed)
+	t.changed = make(chan struct{})
+	b.notifyLocked()
+}
+
+// Propose takes one proposal along SPEC §1's path: validate (before anyone
+// is asked or anything is spent), decide by rule, otherwise ask the
+// approver, then run exactly the validated command — at once, or queued
+// when the concurrent-run ceiling is reached. Every step is audited. It
+// returns state "running" or "queued" when a rule allowed it, "pending"
+// when a person was asked (the answer arrives through Wait); refusals are
+// application errors with a stable code.
+func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error) {
+	b := s.b
+	settings := b.cfg.Settings()
+	id := newRunID()
+	proposal := audit.Entry{Kind: audit.KindProposal, RunID: id, Argv: p.Argv, Cwd: p.Cwd, Reason: p.Reason}
+	if err := b.record(s, proposal); err != nil {
+		return wire.ProposeResult{}, wire.Refuse(wire.RefuseAuditFailed, "agentgate cannot write its audit log, so it runs nothing: "+err.Error()+"; the person must fix the log's disk or permissions")
+	}
+
+	// 1. The session is hello'd (the server enforces it); 2. validate.
+	cmd, werr := s.validate(p, settings)
+	if werr != nil {
+		return wire.ProposeResult{}, b.refuse(s, id, werr)
+	}
+	req := &ApprovalRequest{ID: id, Session: s.ID, Provider: s.Provider, Client: s.Client, PeerPID: s.Peer.PID, PeerExe: s.Peer.Exe,
+		ProjectRoot: s.ProjectRoot, Command: cmd, Reason: p.Reason, Proposed: time.Now()}
+	t := &ticket{id: id, session: s, req: req, binding: bindingOf(cmd), changed: make(chan struct{})}
+
+	// 3. Decide by rule.
+	if b.cfg.Rules != nil {
+		if d := b.cfg.Rules.Decide(cmd.Argv, s.Provider, s.ProjectRoot); d.Allowed && d.Rule != nil {
+			t.rule = ruleRef(d.Rule)
+			b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)})
+			if werr := b.admit(t, settings); werr != nil {
+				return wire.ProposeResult{}, werr
+			}
+			return s.proposeResult(t, false), nil
+		}
+	}
+
+	// 4. Ask a person, never allow by default.
+	if werr := b.enqueueQuestion(s, t, settings); werr != nil {
+		return wire.ProposeResult{}, b.refuse(s, id, werr)
+	}
+	return s.proposeResult(t, true), nil
+}
+
+// validate turns the protocol proposal into a validated exec.Command.
+func (s *Session) validate(p wire.ProposeParams, settings prefs.Settings) (exec.Command, *wire.Error) {
+	stdin, werr := wire.DecodeStdin(p.Stdin, p.StdinEncoding)
+	if werr != nil {
+		return exec.Command{}, werr
+	}
+	timeout := settings.DefaultTimeout
+	if p.TimeoutMS != nil {
+		if *p.TimeoutMS <= 0 {
+			return exec.Command{}, wire.Refuse(exec.CodeTimeoutOutOfRange, fmt.Sprintf(
+				"timeout_ms %d is out of range: it must be between 1 and %d; omit it for the default of %d. There is no unlimited timeout",
+				*p.TimeoutMS, exec.MaxTimeout.Milliseconds(), settings.DefaultTimeout.Milliseconds()))
+		}
+		if *p.TimeoutMS > exec.MaxTimeout.Milliseconds() {
+			timeout = exec.MaxTimeout + time.Millisecond // refused by Validate with its message
+		} else {
+			timeout = time.Duration(*p.TimeoutMS) * time.Millisecond
+		}
+	}
+	cmd, err := exec.Validate(exec.Proposal{Argv: p.Argv, Cwd: p.Cwd, ProjectRoot: s.ProjectRoot, Stdin: stdin, Timeout: timeout}, s.b.cfg.PathEnv)
+	if err != nil {
+		var ref *exec.Refusal
+		if errors.As(err, &ref) {
+			return exec.Command{}, wire.Refuse(ref.Code, ref.Message)
+		}
+		return exec.Command{}, wire.Refuse(wire.RefuseInternal, "validation failed unexpectedly: "+err.Error())
+	}
+	return cmd, nil
+}
+
+// proposeResult describes t right after Propose. The state is what the
+// broker did with it — "pending" (a person was asked), "queued" or
+// "running" (started) — even if the answer or the run's end has already
+// followed; exec.wait reports what happened next.
+func (s *Session) proposeResult(t *ticket, asked bool) wire.ProposeResult {
+	state := wire.StatePending
+	if !asked {
+		s.b.mu.Lock()
+		state = "running"
+		if t.run == nil {
+			state = wire.StateQueued
+		}
+		s.b.mu.Unlock()
+	}
+	return wire.ProposeResult{RunID: t.id, State: state, Executable: t.req.Command.Executable, Cwd: t.req.Command.DirRel, Rule: t.rule}
+}
+
+// refuse audits a refusal and returns it.
+func (b *Broker) refuse(s *Session, id string, werr *wire.Error) *wire.Error {
+	code := ""
+	if werr.Data != nil {
+		code = werr.Data.Code
+	}
+	b.record(s, audit.Entry{Kind: audit.KindRefusal, RunID: id, Code: code, Message: werr.Message})
+	return werr
+}
+
+// enqueueQuestion registers t as pending and asks the approver in the
+// background.
+func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings) *wire.Error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; nothing new is asked or run")
+	}
+	if s.closed {
+		return wire.Refuse(wire.RefuseWithdrawn, "the session is closed")
+	}
+	if b.approver == nil {
+		return wire.Refuse(wire.RefuseNoApprover, "no allow-list rule allows this command and nobody can be asked to approve it right now; add a rule (agentgate allow add) or start the agentgate app")
+	}
+	if s.pending >= settings.MaxPendingPerSession {
+		return wire.Refuse(wire.RefuseTooManyPending, fmt.Sprintf("this session already has %d proposals waiting for a person (the limit); wait for answers or cancel some", s.pending))
+	}
+	t.req.Expires = t.req.Proposed.Add(settings.ApprovalExpiry)
+	ctx, cancel := context.WithDeadline(b.ctx, t.req.Expires)
+	t.cancelAsk = cancel
+	t.state = wire.StatePending
+	s.pending++
+	b.tickets[t.id] = t
+	if !t.hook {
+		b.addToSession(s, t)
+	}
+	b.notifyLocked()
+	approver := b.approver
+	b.wg.Add(1)
+	go b.ask(ctx, approver, t, settings)
+	return nil
+}
+
+// ask puts t to the approver and acts on the answer (or its absence).
+func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings prefs.Settings) {
+	defer b.wg.Done()
+	type result struct {
+		ans Answer // the person's answer
+		err error  // or why there is none
+	}
+	answers := make(chan result, 1)
+	go func() {
+		ans, err := approver.Ask(ctx, t.req.clone())
+		answers <- result{ans, err}
+	}()
+	var r result
+	select {
+	case r = <-answers:
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	t.cancelAsk()
+
+	b.mu.Lock()
+	if t.state != wire.StatePending { // withdrawn, stopped or closed meanwhile: already recorded
+		b.mu.Unlock()
+		return
+	}
+	t.session.pending--
+	s := t.session
+	switch {
+	case r.err == nil && r.ans.Approved:
+		t.answer = r.ans
+		if !t.hook {
+			// Approved, not yet admitted: a cancel from now on marks it
+			// cancelled and admit honours that.
+			b.setState(t, wire.StateQueued, nil)
+		}
+		b.mu.Unlock()
+		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionApproved, By: r.ans.By, Message: r.ans.Message})
+		if t.hook {
+			b.finishHook(t, "allow")
+			return
+		}
+		// 5. The approval is bound to the exact command: start what was shown.
+		if bindingOf(t.req.Command) != t.binding {
+			b.mu.Lock()
+			b.setState(t, wire.StateDenied, wire.Refuse(wire.RefuseInternal, "the approved command changed after approval; nothing ran"))
+			b.mu.Unlock()
+			return
+		}
+		b.admit(t, settings)
+	case r.err == nil:
+		t.answer = r.ans
+		msg := "The person denied this command."
+		if r.ans.Message != "" {
+			msg += " Their message: " + r.ans.Message
+		}
+		b.setState(t, wire.StateDenied, wire.Refuse(wire.RefuseDenied, msg))
+		b.mu.Unlock()
+		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionDenied, By: r.ans.By, Message: r.ans.Message})
+		b.forgetHook(t)
+	case errors.Is(r.err, context.DeadlineExceeded):
+		b.setState(t, wire.StateExpired, wire.Refuse(wire.RefuseExpired, fmt.Sprintf("nobody answered within %v, so the proposal expired and nothing ran; propose it again when the person is available", settings.ApprovalExpiry)))
+		b.mu.Unlock()
+		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionExpired})
+		b.forgetHook(t)
+	case errors.Is(r.err, context.Canceled): // the broker is closing
+		b.setState(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; the proposal was withdrawn and nothing ran"))
+		b.mu.Unlock()
+		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionWithdrawn, Message: "shutting down"})
+		b.forgetHook(t)
+	default:
+		werr := wire.Refuse(wire.RefuseNoApprover, "the person could not be asked ("+r.err.Error()+"); nothing ran")
+		b.setState(t, wire.StateDenied, werr)
+		b.mu.Unlock()
+		b.refuse(s, t.id, werr)
+		b.forgetHook(t)
+	}
+}
+
+// admit starts t now or queues it when the concurrent-run ceiling is
+// reached. For a rule-allowed proposal a start failure is returned (so
+// exec.propose reports it); otherwise it is visible through Wait.
+func (b *Broker) admit(t *ticket, settings prefs.Settings) *wire.Error {
+	b.mu.Lock()
+	if t.cancelled {
+		b.mu.Unlock()
+		return nil
+	}
+	if _, known := b.tickets[t.id]; !known {
+		b.tickets[t.id] = t
+		b.addToSession(t.session, t)
+	}
+	if b.running >= settings.MaxConcurrentRuns {
+		b.queue = append(b.queue, t)
+		b.setState(t, wire.StateQueued, nil)
+		b.mu.Unlock()
+		return nil
+	}
+	b.running++
+	b.mu.Unlock()
+	return b.start(t)
+}
+
+// start runs t in the slot reserved for it (6.) and watches it to its end.
+func (b *Broker) start(t *ticket) *wire.Error {
+	s := t.session
+	cmd := t.req.Command
+	run, err := b.cfg.Executor.Start(cmd, exec.Meta{ID: t.id, Provider: s.Provider, Client: s.Client, Session: s.ID, Project: s.ProjectRoot})
+	if run == nil {
+		b.releaseSlot()
+		werr := wire.Refuse(wire.RefuseInternal, "the executor could not take the run: "+errString(err))
+		b.mu.Lock()
+		b.setState(t, wire.StateDenied, werr)
+		b.mu.Unlock()
+		b.refuse(s, t.id, werr)
+		return werr
+	}
+	b.mu.Lock()
+	t.run = run
+	b.setState(t, string(run.Record().State), nil)
+	b.mu.Unlock()
+	if err != nil { // failed_to_start: recorded by the executor, Done already closed
+		var werr *wire.Error
+		var ref *exec.Refusal
+		if errors.As(err, &ref) {
+			werr = wire.Refuse(ref.Code, ref.Message)
+		} else {
+			werr = wire.Refuse(exec.CodeFailedToStart, err.Error())
+		}
+		b.runEnded(t)
+		return werr
+	}
+	rec := run.Record()
+	b.record(s, audit.Entry{Kind: audit.KindRunStart, RunID: t.id, PID: rec.PID, Argv: cmd.Argv, Executable: cmd.Executable, Cwd: cmd.Dir, TimeoutMS: cmd.Timeout.Milliseconds()})
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		<-run.Done()
+		b.runEnded(t)
+	}()
+	return nil
+}
+
+// runEnded audits a run's end, frees its slot and starts the next queued run.
+func (b *Broker) runEnded(t *ticket) {
+	rec := t.run.Record()
+	e := audit.Entry{Kind: audit.KindRunEnd, RunID: t.id, State: string(rec.State), ExitCode: rec.ExitCode,
+		StdoutBytes: rec.StdoutBytes, StderrBytes: rec.StderrBytes, Changes: rec.Changes, Error: rec.Error}
+	if !rec.EndedAt.IsZero() && !rec.StartedAt.IsZero() {
+		e.DurationMS = rec.EndedAt.Sub(rec.StartedAt).Milliseconds()
+	}
+	b.record(t.session, e)
+	b.mu.Lock()
+	b.setState(t, string(rec.State), nil)
+	if t.session.closed { // nobody can ask about it any more
+		delete(b.tickets, t.id)
+	}
+	b.mu.Unlock()
+	b.releaseSlot()
+}
+
+// releaseSlot frees a run slot and starts the oldest queued run, if any.
+func (b *Broker) releaseSlot() {
+	b.mu.Lock()
+	b.running--
+	for len(b.queue) > 0 && b.running < b.cfg.Settings().MaxConcurrentRuns {
+		next := b.queue[0]
+		b.queue = b.queue[1:]
+		if next.cancelled {
+			continue
+		}
+		b.running++
+		b.mu.Unlock()
+		b.start(next)
+		b.mu.Lock()
+	}
+	b.mu.Unlock()
+}
+
+// addToSession appends t to its session's runs, forgetting the oldest
+// finished ones beyond the cap. Called with b.mu held.
+func (b *Broker) addToSession(s *Session, t *ticket) {
+	s.runs = append(s.runs, t)
+	if len(s.runs) <= b.cfg.MaxFinishedPerSession {
+		return
+	}
+	kept := s.runs[:0]
+	excess := len(s.runs) - b.cfg.MaxFinishedPerSession
+	for _, old := range s.runs {
+		if excess > 0 && old.final() {
+			delete(b.tickets, old.id)
+			excess--
+			continue
+		}
+		kept = append(kept, old)
+	}
+	clear(s.runs[len(kept):])
+	s.runs = kept
+}
+
+// lookup returns the session's ticket with that id, or a not_found error
+// that reads the same whether the id is unknown or belongs to someone else.
+func (s *Session) lookup(id string) (*ticket, *wire.Error) {
+	s.b.mu.Lock()
+	t, ok := s.b.tickets[id]
+	s.b.mu.Unlock()
+	if !ok || t.session != s || t.hook {
+		return nil, wire.Refuse(wire.RefuseNotFound, fmt.Sprintf("no run %q in this session; use the run_id that exec.propose returned on this connection", id))
+	}
+	return t, nil
+}
+
+// record appends an audit entry with the session's provenance.
+func (b *Broker) record(s *Session, e audit.Entry) error {
+	if s != nil {
+		e.Session, e.Provider, e.Client, e.PeerPID, e.PeerExe, e.ProjectRoot = s.ID, s.Provider, s.Client, s.Peer.PID, s.Peer.Exe, s.ProjectRoot
+	}
+	err := b.cfg.Audit.Append(e)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agentgate: audit log: %v\n", err)
+	}
+	return err
+}
+
+// ruleRef converts a prefs rule for the protocol.
+func ruleRef(r *prefs.Rule) *wire.RuleRef {
+	return &wire.RuleRef{Text: prefs.FormatList(r.Tokens), Scope: string(r.Scope), File: r.File, Line: r.Line}
+}
+
+// auditRule converts a prefs rule for the audit log.
+func auditRule(r *prefs.Rule) *audit.Rule {
+	return &audit.Rule{Text: prefs.FormatList(r.Tokens), Scope: string(r.Scope), Provider: r.Provider, File: r.File, Line: r.Line}
+}
+
+// newRunID returns a run id that sorts by time and is unguessable.
+func newRunID() string {
+	return time.Now().UTC().Format("20060102T150405.000000") + "-" + randomHex(6)
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// errString returns err's text or "unknown error".
+func errString(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+// forgetHook removes a decided hook question (not a run) from the broker.
+func (b *Broker) forgetHook(t *ticket) {
+	if !t.hook {
+		return
+	}
+	b.mu.Lock()
+	delete(b.tickets, t.id)
+	b.mu.Unlock()
+}
+
+// finishHook records an allowed hook question.
+func (b *Broker) finishHook(t *ticket, decision string) {
+	b.mu.Lock()
+	b.setState(t, decision, nil)
+	delete(b.tickets, t.id)
+	b.mu.Unlock()
+}

@@ -1,0 +1,322 @@
+package agentbridge
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/exec"
+)
+
+// Bounds of the long polls.
+const (
+	// DefaultWait is exec.wait's wait when wait_ms is absent.
+	DefaultWait = 30 * time.Second
+	// MaxWait is the longest wait_ms accepted (longer values are clamped).
+	MaxWait = 300 * time.Second
+	// cancelSettle is how long exec.cancel waits for a run's tree to end.
+	cancelSettle = 10 * time.Second
+	// outputPoll is how often exec.output with wait_ms looks for new bytes.
+	outputPoll = 25 * time.Millisecond
+	// minChunk is the smallest max_bytes honoured, so that a UTF-8
+	// character always fits.
+	minChunk = 16
+)
+
+// waitBound turns an optional wait_ms into a duration (absent: def).
+func waitBound(ms *int64, def time.Duration) time.Duration {
+	if ms == nil {
+		return def
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	switch {
+	case d < 0:
+		return 0
+	case d > MaxWait:
+		return MaxWait
+	}
+	return d
+}
+
+// chunkBound clamps max_bytes to [minChunk, wire.MaxChunk] (0: MaxChunk).
+func chunkBound(n int) int {
+	switch {
+	case n <= 0 || n > wire.MaxChunk:
+		return wire.MaxChunk
+	case n < minChunk:
+		return minChunk
+	}
+	return n
+}
+
+// Wait waits until the run reaches a final state or the wait bound passes
+// (ctx ending too, e.g. the connection closing), then returns its state and
+// stdout from the cursor. A proposal that ended without running — denied,
+// expired, withdrawn, refused — returns that refusal as the error, every
+// time it is asked.
+func (s *Session) Wait(ctx context.Context, p wire.WaitParams) (wire.WaitResult, *wire.Error) {
+	t, werr := s.lookup(p.RunID)
+	if werr != nil {
+		return wire.WaitResult{}, werr
+	}
+	enc, werr := wire.CheckEncoding(p.Encoding)
+	if werr != nil {
+		return wire.WaitResult{}, werr
+	}
+	timer := time.NewTimer(waitBound(p.WaitMS, DefaultWait))
+	defer timer.Stop()
+	for {
+		s.b.mu.Lock()
+		run, state, refusal, changed := t.run, t.state, t.refusal, t.changed
+		s.b.mu.Unlock()
+		if refusal != nil {
+			return wire.WaitResult{}, refusal
+		}
+		if run != nil {
+			select {
+			case <-run.Done():
+			case <-timer.C:
+			case <-ctx.Done():
+			}
+			return waitResult(run, p.Cursor, chunkBound(p.MaxBytes), enc)
+		}
+		select {
+		case <-changed:
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		return wire.WaitResult{State: state, Stdout: wire.Output{Encoding: enc, Cursor: p.Cursor}}, nil
+	}
+}
+
+// waitResult describes a run and its stdout from cursor.
+func waitResult(run *exec.Run, cursor int64, max int, enc string) (wire.WaitResult, *wire.Error) {
+	rec := run.Record()
+	out, werr := readOutput(run, exec.Stdout, cursor, max, enc)
+	if werr != nil {
+		return wire.WaitResult{}, werr
+	}
+	res := wire.WaitResult{State: string(rec.State), ExitCode: rec.ExitCode, Stdout: out, StderrBytes: rec.StderrBytes, Error: rec.Error}
+	if rec.Changes != nil {
+		res.Changes = rec.Changes
+	}
+	return res, nil
+}
+
+// readOutput reads a chunk and encodes it, holding back a UTF-8 character
+// cut by the chunk's end (see wire.EncodeChunk).
+func readOutput(run *exec.Run, stream exec.Stream, cursor int64, max int, enc string) (wire.Output, *wire.Error) {
+	if cursor < 0 {
+		return wire.Output{}, wire.NewError(wire.CodeInvalidParams, "invalid params: cursor must be 0 or a cursor returned earlier")
+	}
+	chunk, err := run.Read(stream, cursor, max)
+	if err != nil {
+		return wire.Output{}, wire.Refuse(wire.RefuseInternal, fmt.Sprintf("cannot read the run's %s: %v", stream, err))
+	}
+	text, consumed := wire.EncodeChunk(chunk.Data, enc, chunk.EOF)
+	held := int64(len(chunk.Data) - consumed)
+	return wire.Output{Data: text, Encoding: enc, Cursor: chunk.Next - held, Dropped: chunk.Dropped, EOF: chunk.EOF && held == 0}, nil
+}
+
+// Output reads stdout or stderr from a cursor. With wait_ms > 0 it waits (at
+// most MaxWait) until there are bytes past the cursor or the stream ended.
+// A proposal not yet started returns no data; one that ended without
+// running returns its refusal.
+func (s *Session) Output(ctx context.Context, p wire.OutputParams) (wire.Output, *wire.Error) {
+	t, werr := s.lookup(p.RunID)
+	if werr != nil {
+		return wire.Output{}, werr
+	}
+	stream := exec.Stream(p.Stream)
+	if stream != exec.Stdout && stream != exec.Stderr {
+		return wire.Output{}, wire.NewError(wire.CodeInvalidParams, fmt.Sprintf("invalid params: stream %q must be \"stdout\" or \"stderr\"", p.Stream))
+	}
+	enc, werr := wire.CheckEncoding(p.Encoding)
+	if werr != nil {
+		return wire.Output{}, werr
+	}
+	wait := waitBound(&p.WaitMS, 0)
+	deadline := time.Now().Add(wait)
+	for {
+		s.b.mu.Lock()
+		run, refusal, changed := t.run, t.refusal, t.changed
+		s.b.mu.Unlock()
+		if refusal != nil {
+			return wire.Output{}, refusal
+		}
+		remaining := time.Until(deadline)
+		if run == nil {
+			if remaining <= 0 {
+				return wire.Output{Encoding: enc, Cursor: p.Cursor}, nil
+			}
+			select {
+			case <-changed:
+			case <-time.After(remaining):
+			case <-ctx.Done():
+				return wire.Output{Encoding: enc, Cursor: p.Cursor}, nil
+			}
+			continue
+		}
+		out, werr := readOutput(run, stream, p.Cursor, chunkBound(p.MaxBytes), enc)
+		if werr != nil || out.Data != "" || out.EOF || out.Dropped || remaining <= 0 {
+			return out, werr
+		}
+		select {
+		case <-time.After(min(outputPoll, remaining)):
+		case <-run.Done():
+			return readOutput(run, stream, p.Cursor, chunkBound(p.MaxBytes), enc)
+		case <-ctx.Done():
+			return out, nil
+		}
+	}
+}
+
+// Cancel withdraws a pending proposal (state withdrawn), removes a queued
+// one (cancelled), or ends a running one's whole process tree (cancelled;
+// it returns once the tree is gone or after about 10 s, with the state at
+// that moment). A run that already ended is left alone and its final state
+// returned.
+func (s *Session) Cancel(ctx context.Context, id string) (wire.CancelResult, *wire.Error) {
+	t, werr := s.lookup(id)
+	if werr != nil {
+		return wire.CancelResult{}, werr
+	}
+	run := s.b.cancelTicket(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseWithdrawn, "the proposal was withdrawn before anyone answered; nothing ran"), audit.DecisionWithdrawn, "withdrawn by the agent")
+	if run != nil {
+		settle, cancel := context.WithTimeout(ctx, cancelSettle)
+		defer cancel()
+		select {
+		case <-run.Done():
+		case <-settle.Done():
+		}
+		return wire.CancelResult{State: string(run.Record().State)}, nil
+	}
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return wire.CancelResult{State: t.currentState()}, nil
+}
+
+// cancelTicket ends t however far it got: a pending question is withdrawn
+// with pendingState and refusal (audited as decision), a queued run is
+// dropped (state cancelled), a running one is cancelled — its run is
+// returned so the caller may wait for it.
+func (b *Broker) cancelTicket(t *ticket, pendingState string, refusal *wire.Error, decision, why string) *exec.Run {
+	b.mu.Lock()
+	switch {
+	case t.run != nil:
+		run := t.run
+		b.mu.Unlock()
+		run.Cancel()
+		return run
+	case t.state == wire.StatePending:
+		t.session.pending--
+		b.setState(t, pendingState, refusal)
+		t.cancelAsk()
+		b.mu.Unlock()
+		b.record(t.session, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: decision, Message: why})
+		b.forgetHook(t)
+	case t.state == wire.StateQueued:
+		t.cancelled = true
+		b.setState(t, string(exec.StateCancelled), nil)
+		b.mu.Unlock()
+		b.record(t.session, audit.Entry{Kind: audit.KindRunEnd, RunID: t.id, State: string(exec.StateCancelled), Error: "cancelled while queued (" + why + "); it never started"})
+	default:
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// List returns the session's proposals and runs, oldest first.
+func (s *Session) List() wire.ListResult {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	res := wire.ListResult{Runs: make([]wire.RunInfo, 0, len(s.runs))}
+	for _, t := range s.runs {
+		info := wire.RunInfo{RunID: t.id, State: t.currentState(), Argv: t.req.Command.Argv, Cwd: t.req.Command.DirRel, ProposedAt: t.req.Proposed.UTC()}
+		if t.run != nil {
+			info.ExitCode = t.run.Record().ExitCode
+		}
+		res.Runs = append(res.Runs, info)
+	}
+	return res
+}
+
+// HookAsk asks the person about a command the agent's own shell will run
+// (agentgate runs nothing). It blocks until the person answers, the question
+// expires (error expired) or ctx ends (the question is withdrawn). The
+// pending cap and expiry are those of proposals. With no approver it is
+// refused with no_approver, so the hook hands the decision back to the
+// agent's own prompt.
+func (s *Session) HookAsk(ctx context.Context, p wire.HookAskParams) (wire.HookAskResult, *wire.Error) {
+	b := s.b
+	settings := b.cfg.Settings()
+	id := "hook-" + newRunID()
+	if p.CommandLine == "" {
+		return wire.HookAskResult{}, wire.NewError(wire.CodeInvalidParams, "invalid params: command_line is empty")
+	}
+	if err := b.record(s, audit.Entry{Kind: audit.KindProposal, RunID: id, CommandLine: p.CommandLine, ThroughAgentShell: true, Cwd: p.Cwd, Reason: p.Reason}); err != nil {
+		return wire.HookAskResult{}, wire.Refuse(wire.RefuseAuditFailed, "agentgate cannot write its audit log, so it approves nothing: "+err.Error())
+	}
+	req := &ApprovalRequest{ID: id, Session: s.ID, Provider: s.Provider, Client: s.Client, PeerPID: s.Peer.PID, PeerExe: s.Peer.Exe,
+		ProjectRoot: s.ProjectRoot, ThroughAgentShell: true, CommandLine: p.CommandLine, Cwd: p.Cwd, AgentTool: p.AgentTool,
+		Reason: p.Reason, Proposed: time.Now()}
+	t := &ticket{id: id, session: s, req: req, hook: true, changed: make(chan struct{})}
+	b.mu.Lock()
+	changed := t.changed
+	b.mu.Unlock()
+	if werr := b.enqueueQuestion(s, t, settings); werr != nil {
+		return wire.HookAskResult{}, b.refuse(s, id, werr)
+	}
+	for {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			b.cancelTicket(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseWithdrawn, "the question was withdrawn"), audit.DecisionWithdrawn, "the hook's connection closed")
+			return wire.HookAskResult{}, wire.Refuse(wire.RefuseWithdrawn, "the question was withdrawn")
+		}
+		b.mu.Lock()
+		state, refusal, answer := t.state, t.refusal, t.answer
+		changed = t.changed
+		b.mu.Unlock()
+		switch {
+		case state == "allow":
+			return wire.HookAskResult{Decision: "allow", Message: answer.Message}, nil
+		case state == wire.StateDenied && refusal != nil && refusal.Data.Code == wire.RefuseDenied:
+			return wire.HookAskResult{Decision: "deny", Message: answer.Message}, nil
+		case refusal != nil:
+			return wire.HookAskResult{}, refusal
+		}
+	}
+}
+
+// Close ends the session when its connection closes: its pending proposals
+// are withdrawn (audited); queued and running runs go on to their bounds —
+// the person can see and cancel them in the Processes window.
+func (s *Session) Close() {
+	s.b.mu.Lock()
+	if s.closed {
+		s.b.mu.Unlock()
+		return
+	}
+	s.closed = true
+	var pending []*ticket
+	for _, t := range s.b.tickets {
+		if t.session == s && t.state == wire.StatePending {
+			pending = append(pending, t)
+		}
+	}
+	s.b.mu.Unlock()
+	for _, t := range pending {
+		s.b.cancelTicket(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseWithdrawn, "the connection closed; the proposal was withdrawn and nothing ran"), audit.DecisionWithdrawn, "the connection closed")
+	}
+	s.b.mu.Lock()
+	for _, t := range s.runs {
+		if t.final() {
+			delete(s.b.tickets, t.id)
+		}
+	}
+	s.b.mu.Unlock()
+}

@@ -1,0 +1,171 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestFrameReaderSplitsLines(t *testing.T) {
+	in := "{\"a\":1}\n\n  \r\n{\"b\":2}\r\n{\"c\":3}"
+	fr := NewFrameReader(strings.NewReader(in), 0)
+	var got []string
+	for {
+		f, err := fr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		got = append(got, string(f))
+	}
+	want := []string{`{"a":1}`, `{"b":2}`, `{"c":3}`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("frames = %q, want %q", got, want)
+	}
+}
+
+func TestFrameReaderCap(t *testing.T) {
+	tests := []struct {
+		name    string
+		lineLen int
+		tooBig  bool
+	}{
+		{"exactly the cap", 100, false},
+		{"one over", 101, true},
+		{"far over, spanning buffers", 300 << 10, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := strings.Repeat("x", tc.lineLen) + "\r\n{}\n"
+			fr := NewFrameReader(strings.NewReader(in), 100)
+			if tc.lineLen > 100<<10 {
+				fr = NewFrameReader(strings.NewReader(in), 200<<10)
+			}
+			f, err := fr.Next()
+			if tc.tooBig {
+				if !errors.Is(err, ErrFrameTooLarge) {
+					t.Fatalf("err = %v, want ErrFrameTooLarge", err)
+				}
+				return
+			}
+			if err != nil || len(f) != tc.lineLen {
+				t.Fatalf("Next = %d bytes, %v; want %d bytes", len(f), err, tc.lineLen)
+			}
+			if f, err := fr.Next(); err != nil || string(f) != "{}" {
+				t.Fatalf("second frame = %q, %v", f, err)
+			}
+		})
+	}
+}
+
+func TestDecodeFrame(t *testing.T) {
+	tests := []struct {
+		name     string
+		frame    string
+		wantCode int    // 0: success
+		wantID   string // id to answer with
+		method   string
+	}{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"hello","params":{"provider":"x"}}`, 0, "1", "hello"},
+		{"string id", `{"jsonrpc":"2.0","id":"a","method":"exec.list"}`, 0, `"a"`, "exec.list"},
+		{"notification", `{"jsonrpc":"2.0","method":"app.show"}`, 0, "null", "app.show"},
+		{"unknown member ignored", `{"jsonrpc":"2.0","id":2,"method":"m","extra":true}`, 0, "2", "m"},
+		{"not json", `{"jsonrpc":`, CodeParseError, "null", ""},
+		{"invalid utf-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", CodeParseError, "null", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"hello"}]`, CodeInvalidRequest, "null", ""},
+		{"scalar", `42`, CodeInvalidRequest, "null", ""},
+		{"wrong version", `{"jsonrpc":"1.0","id":3,"method":"hello"}`, CodeInvalidRequest, "3", ""},
+		{"missing version", `{"id":3,"method":"hello"}`, CodeInvalidRequest, "3", ""},
+		{"missing method", `{"jsonrpc":"2.0","id":4}`, CodeInvalidRequest, "4", ""},
+		{"method not string", `{"jsonrpc":"2.0","id":4,"method":7}`, CodeInvalidRequest, "4", ""},
+		{"empty method", `{"jsonrpc":"2.0","id":4,"method":""}`, CodeInvalidRequest, "4", ""},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"hello"}`, CodeInvalidRequest, "null", ""},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"hello"}`, CodeInvalidRequest, "null", ""},
+		{"params array", `{"jsonrpc":"2.0","id":5,"method":"hello","params":[1]}`, CodeInvalidRequest, "5", ""},
+		{"duplicate member", `{"jsonrpc":"2.0","id":6,"method":"hello","method":"exec.list"}`, CodeInvalidRequest, "6", ""},
+		{"case matters", `{"JSONRPC":"2.0","id":7,"Method":"hello"}`, CodeInvalidRequest, "7", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, id, rerr := DecodeFrame([]byte(tc.frame))
+			if string(id) != tc.wantID {
+				t.Errorf("id = %s, want %s", id, tc.wantID)
+			}
+			if tc.wantCode == 0 {
+				if rerr != nil {
+					t.Fatalf("unexpected error %v", rerr)
+				}
+				if req.Method != tc.method {
+					t.Fatalf("method = %q, want %q", req.Method, tc.method)
+				}
+				return
+			}
+			if rerr == nil || rerr.Code != tc.wantCode {
+				t.Fatalf("error = %v, want code %d", rerr, tc.wantCode)
+			}
+			if req != nil {
+				t.Fatalf("request returned with an error")
+			}
+		})
+	}
+}
+
+func TestDecodeParamsStrict(t *testing.T) {
+	var p HelloParams
+	if err := DecodeParams(json.RawMessage(`{"provider":"a","project_root":"/x","client":"c"}`), &p); err != nil {
+		t.Fatalf("DecodeParams: %v", err)
+	}
+	if p.Provider != "a" || p.ProjectRoot != "/x" || p.Client != "c" {
+		t.Fatalf("decoded %+v", p)
+	}
+	err := DecodeParams(json.RawMessage(`{"provider":"a","time_out":5}`), &p)
+	if err == nil || err.Code != CodeInvalidParams || !strings.Contains(err.Message, "time_out") {
+		t.Fatalf("unknown field: err = %v, want invalid params naming time_out", err)
+	}
+	var w WaitParams
+	if err := DecodeParams(nil, &w); err != nil {
+		t.Fatalf("absent params: %v", err)
+	}
+	if err := DecodeParams(json.RawMessage(`{"cursor":"x"}`), &w); err == nil || err.Code != CodeInvalidParams {
+		t.Fatalf("wrong type: err = %v", err)
+	}
+}
+
+func TestEncodeResponse(t *testing.T) {
+	ok := EncodeResponse(json.RawMessage(`7`), HelloResult{Session: "s1"}, nil)
+	if !bytes.HasSuffix(ok, []byte("\n")) || bytes.Count(ok, []byte("\n")) != 1 {
+		t.Fatalf("response is not one line: %q", ok)
+	}
+	var r Response
+	if err := json.Unmarshal(ok, &r); err != nil || string(r.ID) != "7" || r.Error != nil || !strings.Contains(string(r.Result), `"session":"s1"`) {
+		t.Fatalf("decoded %+v, %v", r, err)
+	}
+	bad := EncodeResponse(nil, nil, Refuse(RefuseDenied, "no."))
+	if err := json.Unmarshal(bad, &r); err != nil || string(r.ID) != "null" || r.Error == nil || r.Error.Data.Code != "denied" || r.Error.Code != CodeApplication {
+		t.Fatalf("decoded %+v, %v", r, err)
+	}
+	unencodable := EncodeResponse(json.RawMessage(`1`), map[string]any{"f": func() {}}, nil)
+	if err := json.Unmarshal(unencodable, &r); err != nil || r.Error == nil || r.Error.Code != CodeInternalError {
+		t.Fatalf("unencodable result gave %s", unencodable)
+	}
+}
+
+func TestEncodeRequestRoundTrip(t *testing.T) {
+	frame, err := EncodeRequest(json.RawMessage(`12`), MethodPropose, ProposeParams{Argv: []string{"echo", "é"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, rerr := DecodeFrame(bytes.TrimSuffix(frame, []byte("\n")))
+	if rerr != nil || req.Method != MethodPropose || string(req.ID) != "12" {
+		t.Fatalf("round trip: %+v %v", req, rerr)
+	}
+	var p ProposeParams
+	if err := DecodeParams(req.Params, &p); err != nil || p.Argv[1] != "é" {
+		t.Fatalf("params: %+v %v", p, err)
+	}
+}

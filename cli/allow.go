@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// allowOptions are the flags every `allow` subcommand takes.
+type allowOptions struct {
+	provider string
+	project  string
+	scope    string
+}
+
+// runAllow is `agentgate allow list|add|rm|check|trust [--provider NAME]
+// [--project DIR] [--scope global|provider|project] [-- ARGV…]`.
+//
+//   - list: every rule of the global list, the provider's list (with
+//     --provider) and the project's list, with file:line, and whether a
+//     project rule is active (confirmed by a person); malformed lines too.
+//   - check -- ARGV: the decision and the matching rule with its scope and
+//     file:line; exit 0 allowed, 1 not (then the line that would allow it).
+//   - add -- ARGV / rm -- ARGV: write or remove a rule in --scope (default
+//     global). They change what people decided, so they need a terminal on
+//     stdin (exit 2 otherwise); add warns before allowing an interpreter or
+//     launcher as a whole program.
+//   - trust: shows the project rules changed outside agentgate and, when the
+//     person confirms at the terminal, makes the current file active.
+//
+// The project defaults to the current directory's project (the enclosing
+// git work tree, else the directory itself).
+func runAllow(args []string, e env) int {
+	if len(args) == 0 {
+		fmt.Fprintln(e.stderr, "usage: agentgate allow list|add|rm|check|trust [--provider NAME] [--project DIR] [--scope global|provider|project] [-- ARGV...]")
+		return exitDeclined
+	}
+	sub := args[0]
+	var o allowOptions
+	flags := flag.NewFlagSet("allow "+sub, flag.ContinueOnError)
+	flags.SetOutput(e.stderr)
+	flags.StringVar(&o.provider, "provider", "", "provider whose list also applies (e.g. claude-code)")
+	flags.StringVar(&o.project, "project", "", "project directory (default: the current directory's project)")
+	flags.StringVar(&o.scope, "scope", "global", "list to change for add and rm: global, provider or project")
+	if err := flags.Parse(args[1:]); err != nil {
+		return exitDeclined
+	}
+	argv := flags.Args()
+	dir := o.project
+	if dir == "" {
+		dir = e.cwd
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(e.cwd, dir)
+	}
+	root, err := prefs.ProjectRoot(dir)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentgate allow: the project %s: %v\n", display.Word(dir), err)
+		return exitDeclined
+	}
+	store, err := prefs.Open(e.paths)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentgate allow: %v\n", err)
+		return exitDeclined
+	}
+	needsArgv := sub == "check" || sub == "add" || sub == "rm"
+	if needsArgv != (len(argv) > 0) {
+		if needsArgv {
+			fmt.Fprintf(e.stderr, "agentgate allow %s: name the command after --, e.g. agentgate allow %s -- git status\n", sub, sub)
+		} else {
+			fmt.Fprintf(e.stderr, "agentgate allow %s takes no command\n", sub)
+		}
+		return exitDeclined
+	}
+	switch sub {
+	case "list":
+		return allowList(e, store, o.provider, root)
+	case "check":
+		return allowCheck(e, store, argv, o.provider, root)
+	case "add", "rm", "trust":
+		if !e.stdinIsTerminal() {
+			fmt.Fprintf(e.stderr, "agentgate allow %s changes what a person decided, so it must be run at a terminal (stdin is not one). Nothing changed.\n", sub)
+			return exitDeclined
+		}
+	default:
+		fmt.Fprintf(e.stderr, "agentgate allow: unknown subcommand %q: choose list, add, rm, check or trust\n", sub)
+		return exitDeclined
+	}
+	in := bufio.NewReader(e.stdin)
+	switch sub {
+	case "add":
+		return allowAdd(e, in, store, prefs.Scope(o.scope), o.provider, root, argv)
+	case "rm":
+		if err := store.Remove(prefs.Scope(o.scope), o.provider, root, argv); err != nil {
+			fmt.Fprintf(e.stderr, "agentgate allow rm: %v\n", err)
+			return exitDeclined
+		}
+		file, _ := store.FileFor(prefs.Scope(o.scope), o.provider, root)
+		fmt.Fprintf(e.stdout, "Removed %s from %s.\n", prefs.FormatList(argv), file)
+		return exitOK
+	default:
+		return allowTrust(e, in, store, root)
+	}
+}
+
+func allowList(e env, store *prefs.Store, provider, root string) int {
+	scopes := []prefs.Scope{prefs.ScopeGlobal}
+	if provider != "" {
+		scopes = append(scopes, prefs.ScopeProvider)
+	}
+	scopes = append(scopes, prefs.ScopeProject)
+	status := exitOK
+	for _, scope := range scopes {
+		file, err := store.FileFor(scope, provider, root)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentgate allow list: %v\n", err)
+			status = exitDeclined
+			continue
+		}
+		rules, bad, err := store.Rules(scope, provider, root)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentgate allow list: %v\n", err)
+			status = exitDeclined
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: %s\n", scopeLabel(scope, provider), file)
+		if len(rules) == 0 && len(bad) == 0 {
+			fmt.Fprintf(e.stdout, "  (no rules)\n")
+		}
+		for _, r := range rules {
+			note := ""
+			if !r.Active {
+				note = "   [inactive: changed outside agentgate; review with `agentgate allow trust`]"
+			}
+			fmt.Fprintf(e.stdout, "  %4d  %s%s\n", r.Line, prefs.FormatList(r.Tokens), note)
+		}
+		for _, pe := range bad {
+			fmt.Fprintf(e.stdout, "  skipped: %s\n", pe.Error())
+		}
+	}
+	return status
+}
+
+func scopeLabel(scope prefs.Scope, provider string) string {
+	if scope == prefs.ScopeProvider {
+		return "provider " + provider
+	}
+	return string(scope)
+}
+
+func allowCheck(e env, store *prefs.Store, argv []string, provider, root string) int {
+	d := store.Decide(argv, provider, root)
+	if d.Allowed && d.Rule != nil {
+		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), describeRule(d.Rule))
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "not allowed: no active rule matches %s\n", display.Command(argv))
+	fmt.Fprintf(e.stdout, "the line that would allow it in %s:\n    %s\n", e.paths.GlobalFile(), store.RuleLineFor(argv))
+	return exitFailed
+}
+
+func allowAdd(e env, in *bufio.Reader, store *prefs.Store, scope prefs.Scope, provider, root string, argv []string) int {
+	if len(argv) == 1 && prefs.IsLauncher(argv[0]) {
+		fmt.Fprintf(e.stdout, "Warning: %s can run arbitrary code (it is an interpreter or launcher): a rule for the program alone\n"+
+			"allows anything it is told to run. Prefer a longer rule, e.g. `agentgate allow add -- %s <args>`.\n"+
+			"Add %s anyway? [y/N]: ", display.Word(argv[0]), display.Word(argv[0]), display.Word(argv[0]))
+		answer, _ := in.ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprintln(e.stdout, "Nothing changed.")
+			return exitFailed
+		}
+	}
+	rule, err := store.Add(scope, provider, root, argv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentgate allow add: %v\n", err)
+		return exitDeclined
+	}
+	fmt.Fprintf(e.stdout, "Added %s to %s:%d.\n", prefs.FormatList(rule.Tokens), rule.File, rule.Line)
+	return exitOK
+}
+
+func allowTrust(e env, in *bufio.Reader, store *prefs.Store, root string) int {
+	changed, err := store.Untrusted(root)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentgate allow trust: %v\n", err)
+		return exitDeclined
+	}
+	if len(changed) == 0 {
+		fmt.Fprintf(e.stdout, "Every rule in %s is confirmed; nothing to review.\n", prefs.ProjectFile(root))
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "%d rules in %s changed outside agentgate and are inactive:\n", len(changed), prefs.ProjectFile(root))
+	for _, r := range changed {
+		launcher := ""
+		if len(r.Tokens) == 1 && prefs.IsLauncher(r.Tokens[0]) {
+			launcher = "   [warning: allows arbitrary code]"
+		}
+		fmt.Fprintf(e.stdout, "  %4d  %s%s\n", r.Line, prefs.FormatList(r.Tokens), launcher)
+	}
+	fmt.Fprintf(e.stdout, "Make the whole file, as it is now, active? [y/N]: ")
+	answer, _ := in.ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		fmt.Fprintln(e.stdout, "Nothing changed.")
+		return exitFailed
+	}
+	if err := store.Trust(root); err != nil {
+		fmt.Fprintf(e.stderr, "agentgate allow trust: %v\n", err)
+		return exitDeclined
+	}
+	fmt.Fprintln(e.stdout, "Confirmed.")
+	return exitOK
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestAllowCheckListAndTerminalRequired(t *testing.T) {
+	s := newCLISandbox(t, "# mine\ngit status\n")
+	var out, errOut bytes.Buffer
+	e := s.env(&out, &errOut)
+	if code := dispatch([]string{"allow", "check", "--", "git", "status", "-s"}, e); code != 0 {
+		t.Fatalf("check allowed: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	if want := "rule «git status» (global, " + s.paths.GlobalFile() + ":2)"; !strings.Contains(out.String(), want) {
+		t.Errorf("check output %q lacks %q", out.String(), want)
+	}
+	out.Reset()
+	if code := dispatch([]string{"allow", "check", "--", "git", "push"}, e); code != 1 || !strings.Contains(out.String(), "    git push\n") {
+		t.Errorf("check not allowed: exit %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := dispatch([]string{"allow", "list"}, e); code != 0 || !strings.Contains(out.String(), "     2  git status") {
+		t.Errorf("list: exit %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, sub := range []string{"add", "rm"} {
+		errOut.Reset()
+		if code := dispatch([]string{"allow", sub, "--", "rm", "-rf"}, e); code != 2 || !strings.Contains(errOut.String(), "terminal") {
+			t.Errorf("%s without a terminal: exit %d: %s", sub, code, errOut.String())
+		}
+	}
+	if code := dispatch([]string{"allow", "trust"}, e); code != 2 {
+		t.Errorf("trust without a terminal: exit %d", code)
+	}
+	if b, _ := os.ReadFile(s.paths.GlobalFile()); string(b) != "# mine\ngit status\n" {
+		t.Errorf("the list changed without a terminal: %q", b)
+	}
+}
+
+func TestAllowAddRemoveAtTerminal(t *testing.T) {
+	s := newCLISandbox(t, "")
+	var out, errOut bytes.Buffer
+	e := s.env(&out, &errOut)
+	e.stdinIsTerminal = func() bool { return true }
+	e.stdin = strings.NewReader("")
+	if code := dispatch([]string{"allow", "add", "--", "go", "test"}, e); code != 0 {
+		t.Fatalf("add: exit %d: %s", code, errOut.String())
+	}
+	e.stdin = strings.NewReader("n\n")
+	if code := dispatch([]string{"allow", "add", "--", "python3"}, e); code != 1 || !strings.Contains(out.String(), "arbitrary code") {
+		t.Errorf("add launcher declined: exit %d: %s", code, out.String())
+	}
+	if b, _ := os.ReadFile(s.paths.GlobalFile()); string(b) != "go test\n" {
+		t.Errorf("list %q", b)
+	}
+	if code := dispatch([]string{"allow", "rm", "--", "go", "test"}, e); code != 0 {
+		t.Errorf("rm: exit %d: %s", code, errOut.String())
+	}
+	if b, _ := os.ReadFile(s.paths.GlobalFile()); string(b) != "" {
+		t.Errorf("after rm: %q", b)
+	}
+}
+
+func TestLogShowsEntries(t *testing.T) {
+	s := newCLISandbox(t, "true\n")
+	if code, _, stderr := runCLI(t, s, "run", "--", "true"); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	var out, errOut bytes.Buffer
+	if code := dispatch([]string{"log"}, s.env(&out, &errOut)); code != 0 {
+		t.Fatalf("log: %d %s", code, errOut.String())
+	}
+	for _, want := range []string{"proposal", "allowed_by_rule", "run_start", "run_end", "[cli]"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := dispatch([]string{"log", "--json", "-n", "1"}, s.env(&out, &errOut)); code != 0 || strings.Count(out.String(), "\n") != 1 || !strings.Contains(out.String(), `"kind":"run_end"`) {
+		t.Errorf("log --json -n 1: %d %q", code, out.String())
+	}
+}

@@ -1,0 +1,194 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/agentbridge/bridgetest"
+)
+
+// processCost runs cmd once and returns its CPU (user+system) and wall time.
+func processCost(b *testing.B, cmd *osexec.Cmd) (cpu, wall time.Duration) {
+	b.Helper()
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%v: %v", cmd.Args, err)
+	}
+	wall = time.Since(start)
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), wall
+}
+
+// buildHello builds a hello-world Go binary: the baseline of the hook
+// benchmarks.
+func buildHello(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(dir, "hello")
+	cmd := osexec.Command("go", "build", "-o", out, src)
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GO111MODULE=off")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building hello: %v: %s", err, msg)
+	}
+	return out
+}
+
+// buildAgentgate builds the real agentgate binary (linking the Fyne UI) from
+// the module root; it skips the benchmark when that build fails (no cgo
+// toolchain or GL headers).
+func buildAgentgate(b *testing.B) string {
+	b.Helper()
+	out := filepath.Join(b.TempDir(), "agentgate")
+	cmd := osexec.Command("go", "build", "-tags", "migrated_fynedo", "-o", out, ".")
+	cmd.Dir = ".."
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Skipf("cannot build the agentgate binary here (%v): %s", err, msg)
+	}
+	return out
+}
+
+// benchHookProcess measures `<bin> hook claude-code` on an allowed payload,
+// whole process, next to the hello-world baseline measured in the same run,
+// and reports CPU and wall time per call and their ratios.
+func benchHookProcess(b *testing.B, bin string, extraEnv ...string) {
+	hello := buildHello(b)
+	s := newCLISandboxB(b, "git status\n")
+	payload, err := os.ReadFile(filepath.Join("..", "testdata", "hooks", "claude-code-pretooluse-bash.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload = bytes.ReplaceAll(payload, []byte("/home/ada/src/app"), []byte(s.project))
+	env := append(append([]string{}, s.environ...), extraEnv...)
+	var helloCPU, helloWall, hookCPU, hookWall time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, w := processCost(b, osexec.Command(hello))
+		helloCPU, helloWall = helloCPU+c, helloWall+w
+		cmd := osexec.Command(bin, "hook", "claude-code")
+		cmd.Env = env
+		cmd.Stdin = bytes.NewReader(payload)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		c, w = processCost(b, cmd)
+		hookCPU, hookWall = hookCPU+c, hookWall+w
+		if !bytes.Contains(out.Bytes(), []byte(`"permissionDecision":"allow"`)) {
+			b.Fatalf("hook did not allow: %s", out.String())
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(hookCPU.Microseconds())/n/1000, "hook-cpu-ms/op")
+	b.ReportMetric(float64(hookWall.Microseconds())/n/1000, "hook-wall-ms/op")
+	b.ReportMetric(float64(helloCPU.Microseconds())/n/1000, "hello-cpu-ms/op")
+	b.ReportMetric(float64(helloWall.Microseconds())/n/1000, "hello-wall-ms/op")
+	b.ReportMetric(float64(hookCPU)/float64(helloCPU), "cpu-ratio")
+	b.ReportMetric(float64(hookWall)/float64(helloWall), "wall-ratio")
+}
+
+// BenchmarkHookProcessLean: the hook path without Fyne linked (the test
+// binary acting as agentgate links cli and its dependencies only).
+func BenchmarkHookProcessLean(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchHookProcess(b, exe)
+}
+
+// BenchmarkHookProcessAgentgate: the real agentgate binary, Fyne linked.
+func BenchmarkHookProcessAgentgate(b *testing.B) {
+	benchHookProcess(b, buildAgentgate(b))
+}
+
+// newCLISandboxB is newCLISandbox for benchmarks.
+func newCLISandboxB(b *testing.B, rules string) *cliSandbox {
+	b.Helper()
+	home := b.TempDir()
+	s := &cliSandbox{home: home, project: filepath.Join(home, "project")}
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(s.project, ".git"), 0o755))
+	s.project, _ = filepath.EvalSymlinks(s.project)
+	must(os.MkdirAll(filepath.Join(home, "config", "agentgate"), 0o700))
+	must(os.WriteFile(filepath.Join(home, "config", "agentgate", "allow.list"), []byte(rules), 0o600))
+	s.environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"), "AGENTGATE_SOCKET=" + filepath.Join(home, "none.sock"), asCLIEnv + "=1"}
+	return s
+}
+
+// mcpLatencies makes 100 sequential calls of one tool through a stdio MCP
+// server started by cmd and returns the start-up time (connect) and the
+// per-call latencies, sorted.
+func mcpLatencies(b *testing.B, cmd *osexec.Cmd, tool string, args map[string]any, calls int) (time.Duration, []time.Duration) {
+	b.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatalf("connecting to %v: %v", cmd.Args, err)
+	}
+	startup := time.Since(start)
+	defer cs.Close()
+	lat := make([]time.Duration, 0, calls)
+	for i := 0; i < calls; i++ {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %+v", tool, err, res)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	return startup, lat
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	return sorted[int(p*float64(len(sorted)-1))]
+}
+
+// BenchmarkMCPRunCommand: 100 sequential run_command calls of an
+// allow-listed echo through `agentgate mcp` (against a real bridge), next to
+// the same calls through the ungated npm package mcp-server-commands 0.5.0
+// when npx is available; p50/p99 and start-up are reported.
+func BenchmarkMCPRunCommand(b *testing.B) {
+	const calls = 100
+	br := bridgetest.Start(b, bridgetest.Options{})
+	br.Allow(b, "echo")
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		cmd := osexec.Command(exe, "mcp", "--project", br.Project)
+		cmd.Env = append(os.Environ(), asCLIEnv+"=1", "AGENTGATE_SOCKET="+br.Socket)
+		startup, lat := mcpLatencies(b, cmd, "run_command", map[string]any{"argv": []string{"echo", "hi"}}, calls)
+		b.ReportMetric(float64(startup.Microseconds())/1000, "agentgate-startup-ms")
+		b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "agentgate-p50-ms")
+		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "agentgate-p99-ms")
+		npx, err := osexec.LookPath("npx")
+		if err != nil {
+			b.Log("npx not installed: no mcp-server-commands comparison")
+			continue
+		}
+		peer := osexec.Command(npx, "-y", "mcp-server-commands@0.5.0")
+		_, peerLat := mcpLatencies(b, peer, "run_command", map[string]any{"command": "echo hi"}, calls)
+		b.ReportMetric(float64(percentile(peerLat, 0.5).Microseconds())/1000, "peer-p50-ms")
+		b.ReportMetric(float64(percentile(peerLat, 0.99).Microseconds())/1000, "peer-p99-ms")
+		b.ReportMetric(float64(percentile(lat, 0.5))/float64(percentile(peerLat, 0.5)), "p50-ratio")
+	}
+}

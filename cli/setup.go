@@ -1,0 +1,406 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// setupHookTimeout is the hook timeout `agentgate setup` writes, in seconds:
+// long enough for a person to answer the desktop card (the hook itself gives
+// up after hookAskBudget and hands the decision back).
+const setupHookTimeout = 600
+
+// setupEnv is what `agentgate setup` needs from the world, replaced in tests.
+type setupEnv struct {
+	// stdin is where the y/N answer is read.
+	stdin io.Reader
+	// stdout shows the diff and messages; stderr shows errors.
+	stdout, stderr io.Writer
+	// isTerminal reports whether stdin is a terminal a person answers at.
+	isTerminal func() bool
+	// executable is the absolute path of the running agentgate binary.
+	executable string
+	// home is the person's home directory.
+	home string
+	// cwd is the working directory (the default project).
+	cwd string
+	// now stamps backups.
+	now func() time.Time
+}
+
+// setupTarget is one settings file and the edit it needs.
+type setupTarget struct {
+	// file is the settings file's path.
+	file string
+	// edit returns the new content, or done=true when agentgate is already
+	// set up (content unchanged).
+	edit func(old []byte) (updated []byte, done bool, err error)
+}
+
+// runSetup is `agentgate setup AGENT [flags]`. Exit codes: 0 written or
+// already set up; 1 declined or failed; 2 usage, or no terminal to confirm at
+// (the file is left unchanged).
+func runSetup(args []string, env setupEnv) int {
+	if len(args) == 0 {
+		setupUsage(env.stderr)
+		return 2
+	}
+	agent := args[0]
+	flags := flag.NewFlagSet("setup "+agent, flag.ContinueOnError)
+	flags.SetOutput(env.stderr)
+	scope := flags.String("scope", "user", "which settings: user, project or local (Claude Code only: .claude/settings.local.json)")
+	project := flags.String("project", "", "project directory for --scope project/local and mcp-json (default: the current directory's project)")
+	file := flags.String("file", "", "edit this settings file instead of the agent's default")
+	if err := flags.Parse(args[1:]); err != nil || flags.NArg() != 0 {
+		setupUsage(env.stderr)
+		return 2
+	}
+	projectRoot := func() (string, error) {
+		dir := *project
+		if dir == "" {
+			dir = env.cwd
+		}
+		return prefs.ProjectRoot(dir)
+	}
+	target, err := setupTargetFor(agent, *scope, *file, env, projectRoot)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "agentgate setup: %v\n", err)
+		return 2
+	}
+	return applySetup(target, env)
+}
+
+func setupUsage(w io.Writer) {
+	fmt.Fprint(w, `usage: agentgate setup claude-code|gemini|codex|mcp-json [--scope user|project|local] [--project DIR] [--file PATH]
+
+  claude-code  adds a PreToolUse hook for Bash to ~/.claude/settings.json
+               (--scope project: <project>/.claude/settings.json, local: .claude/settings.local.json)
+  gemini       adds a BeforeTool hook for run_shell_command to ~/.gemini/settings.json
+               (--scope project: <project>/.gemini/settings.json)
+  codex        adds a PreToolUse hook for Bash to ~/.codex/config.toml
+               (--scope project: <project>/.codex/config.toml)
+  mcp-json     adds the agentgate MCP server to <project>/.mcp.json
+               (--file for another file of the same shape, e.g. ~/.cursor/mcp.json)
+
+The diff is shown and you confirm at the terminal; the old file is kept as
+<file>.agentgate-backup-<time>.
+`)
+}
+
+// setupTargetFor picks the settings file and edit for agent and scope.
+func setupTargetFor(agent, scope, file string, env setupEnv, projectRoot func() (string, error)) (setupTarget, error) {
+	hookCommand := display.Word(env.executable) + " hook " + agent
+	var user, project, local string
+	switch agent {
+	case agentClaudeCode:
+		user, project, local = filepath.Join(env.home, ".claude", "settings.json"), filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")
+	case agentGemini:
+		user, project = filepath.Join(env.home, ".gemini", "settings.json"), filepath.Join(".gemini", "settings.json")
+	case agentCodex:
+		user, project = filepath.Join(env.home, ".codex", "config.toml"), filepath.Join(".codex", "config.toml")
+	case "mcp-json":
+		project = ".mcp.json"
+		scope = "project"
+	default:
+		return setupTarget{}, fmt.Errorf("unknown agent %q: choose claude-code, gemini, codex or mcp-json", agent)
+	}
+	if file == "" {
+		switch {
+		case scope == "user" && user != "":
+			file = user
+		case scope == "project" && project != "", scope == "local" && local != "":
+			root, err := projectRoot()
+			if err != nil {
+				return setupTarget{}, fmt.Errorf("finding the project: %v", err)
+			}
+			rel := project
+			if scope == "local" {
+				rel = local
+			}
+			file = filepath.Join(root, rel)
+		default:
+			return setupTarget{}, fmt.Errorf("%s has no %q settings: use --scope user or project", agent, scope)
+		}
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return setupTarget{}, err
+	}
+	t := setupTarget{file: abs}
+	switch agent {
+	case agentClaudeCode:
+		t.edit = jsonHookEdit([]string{"hooks", "PreToolUse"}, agent, hookCommand, jsonHookGroup{
+			Matcher: "Bash", Hooks: []jsonHook{{Type: "command", Command: hookCommand, Timeout: setupHookTimeout}},
+		})
+	case agentGemini:
+		t.edit = jsonHookEdit([]string{"hooks", "BeforeTool"}, agent, hookCommand, jsonHookGroup{
+			Matcher: "run_shell_command", Hooks: []jsonHook{{Type: "command", Command: hookCommand, Timeout: setupHookTimeout * 1000}},
+		})
+	case agentCodex:
+		t.edit = func(old []byte) ([]byte, bool, error) { return codexHookEdit(old, hookCommand) }
+	case "mcp-json":
+		t.edit = func(old []byte) ([]byte, bool, error) { return mcpJSONEdit(old, env.executable) }
+	}
+	return t, nil
+}
+
+// jsonHookGroup is one matcher group in Claude Code's or Gemini's "hooks"
+// settings; field order is the order written.
+type jsonHookGroup struct {
+	// Matcher selects the tool.
+	Matcher string `json:"matcher"`
+	// Hooks are the commands run for it.
+	Hooks []jsonHook `json:"hooks"`
+}
+
+// jsonHook is one command hook.
+type jsonHook struct {
+	// Type is always "command".
+	Type string `json:"type"`
+	// Command is the shell command the agent runs.
+	Command string `json:"command"`
+	// Timeout is in seconds (Claude Code) or milliseconds (Gemini).
+	Timeout int `json:"timeout"`
+}
+
+// jsonHookEdit returns an edit that appends group to the list at path unless
+// a hook running `agentgate hook AGENT` is already there; one with another
+// agentgate path (a moved binary) has its command replaced in place.
+func jsonHookEdit(path []string, agent, command string, group jsonHookGroup) func([]byte) ([]byte, bool, error) {
+	return func(old []byte) ([]byte, bool, error) {
+		if len(old) > 0 && !gjson.ValidBytes(old) {
+			return nil, false, errors.New("the file is not plain JSON (comments or a syntax error?); add the hook by hand")
+		}
+		list := gjson.GetBytes(old, jsonPath(path...))
+		var found string
+		list.ForEach(func(gi, g gjson.Result) bool {
+			g.Get("hooks").ForEach(func(hi, h gjson.Result) bool {
+				if isAgentgateHook(h.Get("command").String(), agent) {
+					found = jsonPath(path...) + "." + gi.String() + ".hooks." + hi.String() + ".command"
+					return false
+				}
+				return true
+			})
+			return found == ""
+		})
+		if found != "" {
+			if gjson.GetBytes(old, found).String() == command {
+				return old, true, nil
+			}
+			updated, err := sjson.SetBytes(old, found, command)
+			return updated, false, err
+		}
+		updated, err := jsonInsert(old, path, group, true)
+		return updated, false, err
+	}
+}
+
+// isAgentgateHook reports whether a hook command runs `agentgate hook
+// agent` (any path to a program named agentgate).
+func isAgentgateHook(command, agent string) bool {
+	argv, _ := literalArgv(command)
+	if len(argv) != 3 || argv[1] != "hook" || argv[2] != agent {
+		return false
+	}
+	base := strings.TrimSuffix(filepath.Base(strings.ReplaceAll(argv[0], `\`, "/")), ".exe")
+	return base == "agentgate"
+}
+
+// mcpJSONEdit adds {"command": exe, "args": ["mcp"]} under
+// mcpServers.agentgate, or updates command and args of an existing entry.
+func mcpJSONEdit(old []byte, exe string) ([]byte, bool, error) {
+	entry := gjson.GetBytes(old, jsonPath("mcpServers", "agentgate"))
+	if !entry.Exists() {
+		updated, err := jsonInsert(old, []string{"mcpServers", "agentgate"}, struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}{exe, []string{"mcp"}}, false)
+		return updated, false, err
+	}
+	args := entry.Get("args").Array()
+	if entry.Get("command").String() == exe && len(args) == 1 && args[0].String() == "mcp" {
+		return old, true, nil
+	}
+	updated, err := sjson.SetBytes(old, jsonPath("mcpServers", "agentgate", "command"), exe)
+	if err == nil {
+		updated, err = sjson.SetBytes(updated, jsonPath("mcpServers", "agentgate", "args"), []string{"mcp"})
+	}
+	return updated, false, err
+}
+
+// codexHookEdit appends the PreToolUse hook tables to Codex's config.toml
+// unless a line `command = "… agentgate hook codex"` is already there. The
+// rest of the file is kept byte for byte; appending array-of-tables headers
+// at the end is valid TOML whatever table precedes them.
+func codexHookEdit(old []byte, command string) ([]byte, bool, error) {
+	for _, line := range strings.Split(string(old), "\n") {
+		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || strings.TrimSpace(key) != "command" {
+			continue
+		}
+		s, ok := parseTOMLString(strings.TrimSpace(value))
+		if ok && isAgentgateHook(s, agentCodex) {
+			if s == command {
+				return old, true, nil
+			}
+			return nil, false, fmt.Errorf("config.toml already runs another agentgate (%s); change that line to %s by hand", s, tomlString(command))
+		}
+	}
+	var b strings.Builder
+	b.Write(old)
+	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
+		b.WriteByte('\n')
+	}
+	if len(old) > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString("# Added by `agentgate setup codex`: agentgate decides before Codex runs a shell command.\n")
+	b.WriteString("[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n")
+	fmt.Fprintf(&b, "command = %s\ntimeout = %d\n", tomlString(command), setupHookTimeout)
+	return []byte(b.String()), false, nil
+}
+
+// tomlString returns s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// parseTOMLString reads a TOML basic or literal string at the start of v
+// (a trailing comment is ignored). It understands the escapes tomlString
+// writes plus \n \t \r \b \f and \uXXXX.
+func parseTOMLString(v string) (string, bool) {
+	if strings.HasPrefix(v, "'") {
+		end := strings.IndexByte(v[1:], '\'')
+		if end < 0 {
+			return "", false
+		}
+		return v[1 : 1+end], true
+	}
+	if !strings.HasPrefix(v, `"`) {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			return b.String(), true
+		case c == '\\' && i+1 < len(v):
+			i++
+			switch v[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'u':
+				var r rune
+				if i+4 >= len(v) {
+					return "", false
+				}
+				if _, err := fmt.Sscanf(v[i+1:i+5], "%04X", &r); err != nil {
+					return "", false
+				}
+				b.WriteRune(r)
+				i += 4
+			default:
+				b.WriteByte(v[i])
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", false
+}
+
+// applySetup shows the diff, asks, backs up and writes.
+func applySetup(t setupTarget, env setupEnv) int {
+	old, err := os.ReadFile(t.file)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(env.stderr, "agentgate setup: reading %s: %v\n", t.file, err)
+		return 1
+	}
+	updated, done, err := t.edit(old)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "agentgate setup: editing %s: %v\n", t.file, err)
+		return 1
+	}
+	if done {
+		fmt.Fprintf(env.stdout, "agentgate is already set up in %s; nothing changed.\n", t.file)
+		return 0
+	}
+	oldName := t.file
+	if !existed {
+		oldName = "/dev/null"
+	}
+	fmt.Fprint(env.stdout, unifiedDiff(oldName, t.file, old, updated))
+	if !env.isTerminal() {
+		fmt.Fprintf(env.stderr, "agentgate setup: not changing %s: confirming needs a terminal. Run this command in a terminal, or make the change above by hand.\n", t.file)
+		return 2
+	}
+	fmt.Fprintf(env.stdout, "Write this change to %s? [y/N] ", t.file)
+	answer, _ := bufio.NewReader(env.stdin).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	if answer != "y" && answer != "yes" {
+		fmt.Fprintf(env.stdout, "Nothing changed.\n")
+		return 1
+	}
+	perm := fs.FileMode(0o600)
+	if existed {
+		info, err := os.Stat(t.file)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "agentgate setup: %v\n", err)
+			return 1
+		}
+		perm = info.Mode().Perm()
+		backup := t.file + ".agentgate-backup-" + env.now().Format("20060102-150405")
+		if err := prefs.WriteFileAtomic(backup, old, perm); err != nil {
+			fmt.Fprintf(env.stderr, "agentgate setup: keeping a backup at %s failed, so nothing was changed: %v\n", backup, err)
+			return 1
+		}
+		fmt.Fprintf(env.stdout, "Backup: %s\n", backup)
+	} else if err := os.MkdirAll(filepath.Dir(t.file), 0o755); err != nil {
+		fmt.Fprintf(env.stderr, "agentgate setup: creating %s: %v\n", filepath.Dir(t.file), err)
+		return 1
+	}
+	if err := prefs.WriteFileAtomic(t.file, updated, perm); err != nil {
+		fmt.Fprintf(env.stderr, "agentgate setup: writing %s: %v\n", t.file, err)
+		return 1
+	}
+	fmt.Fprintf(env.stdout, "Wrote %s.\n", t.file)
+	return 0
+}

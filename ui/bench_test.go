@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgate/agentgate/exec"
+)
+
+// manyRecords writes n finished and running run records under a new state
+// directory, as several hosts would.
+func manyRecords(t testing.TB, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	code := 0
+	for i := range n {
+		st := exec.StateExited
+		if i%100 == 0 {
+			st = exec.StateRunning
+		}
+		writeRecord(t, dir, exec.Record{
+			ID: fmt.Sprintf("run-%06d", i), Argv: []string{"go", "test", "-run", fmt.Sprintf("Test%d", i), "./..."},
+			Executable: "/usr/local/go/bin/go", Dir: "/home/me/src/project", ProjectRoot: fmt.Sprintf("/home/me/src/p%d", i%7),
+			Provider: []string{"claude", "codex", "gemini"}[i%3], HostKind: []exec.HostKind{exec.HostApp, exec.HostCLI}[i%2],
+			HostPID: 1000 + i%5, State: st, ExitCode: &code, StartedAt: base.Add(time.Duration(i) * time.Second),
+			EndedAt: base.Add(time.Duration(i)*time.Second + 1500*time.Millisecond), StdoutBytes: 1234,
+		})
+	}
+	return dir
+}
+
+// rssMiB returns the process's resident set (VmRSS) and its peak (VmHWM)
+// in MiB, from /proc/self/status; zeros where it is not available.
+func rssMiB() (rss, peak float64) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			peak = kb / 1024
+		}
+	}
+	return rss, peak
+}
+
+// TestProcesses10kRecords loads 10,000 run records into the Processes
+// window (test driver), filters and scrolls it, and checks the resident
+// memory stays within the 250 MiB budget (SPEC §9).
+func TestProcesses10kRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 10,000 records")
+	}
+	dir := manyRecords(t, 10000)
+	test.NewTempApp(t)
+	m := &ProcessesModel{StateDir: dir}
+	require.NoError(t, m.LoadAll())
+	require.Equal(t, 10000, m.Len())
+	v := newProcessesView(m, &fakeGate{}, nil, func() {})
+	w := test.NewTempWindow(t, v.root)
+	w.Resize(fyne.NewSize(960, 600))
+	v.refresh()
+	v.table.ScrollToBottom()
+	v.table.ScrollToTop()
+	v.providerSel.SetSelected("codex")
+	require.Equal(t, 3333, m.Len())
+	v.table.Select(widgetCell(10, 1))
+	m.Update([]string{"run-000001", "run-009999"})
+	v.refresh()
+	rss, peak := rssMiB()
+	t.Logf("10,000 records: RSS %.1f MiB, peak %.1f MiB", rss, peak)
+	if peak > 0 {
+		require.LessOrEqual(t, peak, 250.0, "the Processes window with 10,000 runs must stay within 250 MiB")
+	}
+}
+
+// BenchmarkProcesses10k measures loading 10,000 records into the
+// Processes window and redrawing it, next to BenchmarkListRecords10k (the
+// bare exec.ListRecords baseline), and reports the peak RSS in MiB.
+func BenchmarkProcesses10k(b *testing.B) {
+	dir := manyRecords(b, 10000)
+	test.NewTempApp(b)
+	m := &ProcessesModel{StateDir: dir}
+	v := newProcessesView(m, &fakeGate{}, nil, func() {})
+	w := test.NewTempWindow(b, v.root)
+	w.Resize(fyne.NewSize(960, 600))
+	b.ResetTimer()
+	for b.Loop() {
+		if err := m.LoadAll(); err != nil {
+			b.Fatal(err)
+		}
+		v.refresh()
+	}
+	b.StopTimer()
+	_, peak := rssMiB()
+	b.ReportMetric(peak, "peak-RSS-MiB")
+}
+
+// BenchmarkProcessesUpdate measures one throttled update (100 changed
+// records) of a window holding 10,000, next to BenchmarkProcesses10k.
+func BenchmarkProcessesUpdate(b *testing.B) {
+	dir := manyRecords(b, 10000)
+	test.NewTempApp(b)
+	m := &ProcessesModel{StateDir: dir}
+	if err := m.LoadAll(); err != nil {
+		b.Fatal(err)
+	}
+	v := newProcessesView(m, &fakeGate{}, nil, func() {})
+	test.NewTempWindow(b, v.root).Resize(fyne.NewSize(960, 600))
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("run-%06d", i*100)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		m.Update(ids)
+		v.refresh()
+	}
+}
+
+// BenchmarkListRecords10k is the baseline: exec.ListRecords of 10,000 records.
+func BenchmarkListRecords10k(b *testing.B) {
+	dir := manyRecords(b, 10000)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := exec.ListRecords(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,450 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentgate/agentgate/agentbridge"
+	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// ArmDelay is how long the card's buttons stay inert after a card appears
+// or its content changes, so a key or click meant for another window
+// approves nothing.
+const ArmDelay = time.Second
+
+// ErrNotArmed is returned by the card's actions while the card is inert
+// (within ArmDelay of its content appearing or changing) or hidden.
+var ErrNotArmed = errors.New("the card has just appeared or changed: its buttons are inert for a moment so nothing is approved by accident")
+
+// ErrNothingPending is returned by the card's actions when no proposal waits.
+var ErrNothingPending = errors.New("no proposal is waiting")
+
+// RuleAdder writes allow-list rules; *prefs.Store implements it.
+type RuleAdder interface {
+	// Add writes a rule allowing tokens into scope's list (see prefs.Store.Add).
+	Add(scope prefs.Scope, provider, projectRoot string, tokens []string) (prefs.Rule, error)
+}
+
+// CardModel is the approval card without the window: which proposal it
+// shows, whether its buttons are live, and what each button does. Time
+// comes from Now so tests control the arming delay. Safe for concurrent use.
+type CardModel struct {
+	// Queue is the proposals the card pages through.
+	Queue *Queue
+	// Rules receives "Always allow" rules.
+	Rules RuleAdder
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// shownID is the id of the proposal the card last showed ("" none).
+	shownID string
+	// shownPos and shownTotal are the position shown with it ("2 of 5").
+	shownPos, shownTotal int
+	// armedAt is when the buttons become live.
+	armedAt time.Time
+	// hidden is true after Esc, until a new proposal arrives or Show.
+	hidden bool
+}
+
+// now returns the model's current time.
+func (m *CardModel) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+// Sync reads the queue's current proposal and re-arms the card when what it
+// shows changed: another proposal, or a different position or count ("2 of
+// 5" → "2 of 4"). It returns the proposal shown (nil when none) and whether
+// the content changed. A newly arrived proposal un-hides the card only when
+// the card shows nothing yet; a hidden card stays hidden otherwise.
+func (m *CardModel) Sync() (req *agentbridge.ApprovalRequest, changed bool) {
+	req, pos, total := m.Queue.Current()
+	id := ""
+	if req != nil {
+		id = req.ID
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id == m.shownID && pos == m.shownPos && total == m.shownTotal {
+		return req, false
+	}
+	if m.shownID == "" && id != "" {
+		m.hidden = false
+	}
+	m.shownID, m.shownPos, m.shownTotal = id, pos, total
+	m.armedAt = m.now().Add(ArmDelay)
+	return req, true
+}
+
+// Armed reports whether the buttons are live: a proposal is shown, the card
+// is not hidden, and ArmDelay has passed since its content last changed.
+func (m *CardModel) Armed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.shownID != "" && !m.hidden && !m.now().Before(m.armedAt)
+}
+
+// ArmsIn returns how long until the buttons are live (0 when they are).
+func (m *CardModel) ArmsIn() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return max(m.armedAt.Sub(m.now()), 0)
+}
+
+// Hide is Esc: the card goes away and the proposal stays pending.
+func (m *CardModel) Hide() {
+	m.mu.Lock()
+	m.hidden = true
+	m.mu.Unlock()
+}
+
+// Show brings a hidden card back (from the tray or the Processes window);
+// the buttons re-arm, as for a card that just appeared.
+func (m *CardModel) Show() {
+	m.mu.Lock()
+	m.hidden = false
+	m.mu.Unlock()
+	m.Rearm()
+}
+
+// Rearm makes the buttons inert for ArmDelay from now: the card's content
+// changed in place (the "Always allow" panel opened).
+func (m *CardModel) Rearm() {
+	m.mu.Lock()
+	m.armedAt = m.now().Add(ArmDelay)
+	m.mu.Unlock()
+}
+
+// Hidden reports whether the person hid the card with Esc.
+func (m *CardModel) Hidden() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hidden
+}
+
+// armedRequest returns the proposal the card shows, if the card is armed.
+func (m *CardModel) armedRequest() (*agentbridge.ApprovalRequest, error) {
+	m.mu.Lock()
+	id := m.shownID
+	m.mu.Unlock()
+	if id == "" {
+		return nil, ErrNothingPending
+	}
+	if !m.Armed() {
+		return nil, ErrNotArmed
+	}
+	req, _, _ := m.Queue.Current()
+	if req == nil || req.ID != id {
+		// The queue moved since the card was drawn: the person has not seen it.
+		return nil, ErrNotArmed
+	}
+	return req, nil
+}
+
+// Approve approves the shown proposal. It returns ErrNotArmed while the
+// card is inert and ErrAnswered when the proposal left meanwhile.
+func (m *CardModel) Approve() error {
+	req, err := m.armedRequest()
+	if err != nil {
+		return err
+	}
+	return m.Queue.Answer(req.ID, agentbridge.Answer{Approved: true, By: "card"})
+}
+
+// Deny denies the shown proposal; message (trimmed, may be empty) goes to
+// the agent. Errors as for Approve.
+func (m *CardModel) Deny(message string) error {
+	req, err := m.armedRequest()
+	if err != nil {
+		return err
+	}
+	return m.Queue.Answer(req.ID, agentbridge.Answer{Approved: false, Message: strings.TrimSpace(message), By: "card"})
+}
+
+// AlwaysAllow writes choice's rule for the shown proposal and approves it.
+// When writing the rule fails nothing is approved and the error says why.
+// Errors otherwise as for Approve.
+func (m *CardModel) AlwaysAllow(choice AllowChoice) error {
+	req, err := m.armedRequest()
+	if err != nil {
+		return err
+	}
+	if req.ThroughAgentShell || len(req.Command.Argv) == 0 {
+		return errors.New("a command that runs through the agent's shell cannot be allowed by a rule; approve or deny it")
+	}
+	if _, err := m.Rules.Add(choice.Scope, choice.Provider, choice.Project, choice.Tokens(req)); err != nil {
+		return fmt.Errorf("the rule was not saved, so the command was not approved: %w", err)
+	}
+	return m.Queue.Answer(req.ID, agentbridge.Answer{Approved: true, Message: "allowed by a new rule: " + choice.Label(req), By: "card"})
+}
+
+// CardContent is the text of the approval card for one proposal. Every
+// field is ready to show: agent-supplied text is escaped with escapeText
+// and the command with display.Command.
+type CardContent struct {
+	// Position is "2 of 5" (or "1 of 1").
+	Position string
+	// From names the proposer: provider, client and peer process.
+	From string
+	// Command is the display form of argv (or the agent's shell line).
+	Command string
+	// ThroughShell is a warning for hook requests, "" otherwise.
+	ThroughShell string
+	// Executable is the resolved program path ("" for hook requests).
+	Executable string
+	// Cwd is the working directory relative to the project, with the project.
+	Cwd string
+	// Timeout is the run's bound, e.g. "2 min".
+	Timeout string
+	// Stdin is "none" or the size of the input fed to the command.
+	Stdin string
+	// Reason is the agent's explanation ("" when none), escaped.
+	Reason string
+	// ExpiresIn is the time left before the proposal expires.
+	ExpiresIn string
+}
+
+// ContentOf returns the card's text for req shown at pos of total at now.
+func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) CardContent {
+	c := CardContent{
+		Position:  fmt.Sprintf("%d of %d", pos, total),
+		From:      fromText(req),
+		Reason:    escapeText(req.Reason),
+		ExpiresIn: formatDuration(req.Expires.Sub(now)),
+	}
+	if req.ThroughAgentShell {
+		c.Command = escapeText(req.CommandLine)
+		c.ThroughShell = "Runs through the agent's own shell: agentgate only decides, it cannot bound or stop this command."
+		c.Cwd = escapeText(req.Cwd)
+		c.Timeout, c.Stdin, c.Executable = "set by the agent", "—", "—"
+		return c
+	}
+	cmd := req.Command
+	c.Command = display.Command(cmd.Argv)
+	c.Executable = display.Word(cmd.Executable)
+	rel := cmd.DirRel
+	if rel == "" {
+		rel = "."
+	}
+	c.Cwd = display.Word(rel) + " in " + display.Word(cmd.ProjectRoot)
+	c.Timeout = formatDuration(cmd.Timeout)
+	c.Stdin = "none"
+	if n := len(cmd.Stdin); n > 0 {
+		c.Stdin = formatBytes(int64(n))
+	}
+	return c
+}
+
+// fromText says who proposes: "claude-code · Claude Code · pid 42 (/usr/bin/node)".
+func fromText(req *agentbridge.ApprovalRequest) string {
+	var parts []string
+	if req.Provider != "" {
+		parts = append(parts, escapeText(req.Provider))
+	} else {
+		parts = append(parts, "no provider")
+	}
+	if req.Client != "" {
+		parts = append(parts, escapeText(req.Client))
+	}
+	if req.PeerPID > 0 {
+		p := fmt.Sprintf("pid %d", req.PeerPID)
+		if req.PeerExe != "" {
+			p += " (" + display.Word(req.PeerExe) + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// escapeText returns agent-supplied prose with every character that
+// display.NeedsEscape flags shown as a visible escape (\n for a newline is
+// kept as a line break, since prose has lines; \t becomes a space).
+func escapeText(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r == '\n':
+			b.WriteByte('\n')
+		case r == '\t':
+			b.WriteByte(' ')
+		case !display.NeedsEscape(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r <= 0xFFFF:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// formatDuration renders d for a person: "45 s", "2 min", "9 min 12 s",
+// "1 h 5 min"; a negative or zero duration is "0 s".
+func formatDuration(d time.Duration) string {
+	if d <= 0 {
+		return "0 s"
+	}
+	s := int64((d + time.Second - 1) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%d s", s)
+	case s < 3600 && s%60 == 0:
+		return fmt.Sprintf("%d min", s/60)
+	case s < 3600:
+		return fmt.Sprintf("%d min %d s", s/60, s%60)
+	case s%3600/60 == 0:
+		return fmt.Sprintf("%d h", s/3600)
+	}
+	return fmt.Sprintf("%d h %d min", s/3600, s%3600/60)
+}
+
+// formatBytes renders n bytes: "512 B", "1.5 KiB", "3.0 MiB".
+func formatBytes(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// AllowKind says how much of a command an "Always allow" rule covers.
+type AllowKind int
+
+// The two kinds of "Always allow" rule.
+const (
+	// AllowProgram allows argv[0] with any arguments (the default).
+	AllowProgram AllowKind = iota
+	// AllowExact allows exactly this argv (and longer argvs it prefixes).
+	AllowExact
+)
+
+// AllowChoice is one entry of the "Always allow ▾" menu: what to allow and
+// into which scope's file.
+type AllowChoice struct {
+	// Kind is program or exact command.
+	Kind AllowKind
+	// Scope is the allow-list the rule goes into.
+	Scope prefs.Scope
+	// Provider is the proposer's provider (ScopeProvider only).
+	Provider string
+	// Project is the session's project root (ScopeProject only).
+	Project string
+}
+
+// Tokens returns the rule's tokens for req: argv[:1] or the whole argv.
+func (c AllowChoice) Tokens(req *agentbridge.ApprovalRequest) []string {
+	if c.Kind == AllowProgram && len(req.Command.Argv) > 0 {
+		return []string{req.Command.Argv[0]}
+	}
+	return append([]string(nil), req.Command.Argv...)
+}
+
+// Rule returns the candidate rule (tokens and scope) for the rule preview.
+func (c AllowChoice) Rule(req *agentbridge.ApprovalRequest) prefs.Rule {
+	return prefs.Rule{Tokens: c.Tokens(req), Scope: c.Scope, Provider: c.Provider, Project: c.Project}
+}
+
+// ScopeLabel names the scope for a person: "Global", "Provider «claude»",
+// "Project «myrepo»".
+func (c AllowChoice) ScopeLabel() string {
+	switch c.Scope {
+	case prefs.ScopeProvider:
+		return "Provider «" + c.Provider + "»"
+	case prefs.ScopeProject:
+		return "Project «" + filepath.Base(c.Project) + "»"
+	}
+	return "Global"
+}
+
+// Label names the choice: "program git → Global", "exact command git
+// status → Project «myrepo»".
+func (c AllowChoice) Label(req *agentbridge.ApprovalRequest) string {
+	what := "program " + display.Command(c.Tokens(req))
+	if c.Kind == AllowExact {
+		what = "exact command " + display.Command(c.Tokens(req))
+	}
+	return what + " → " + c.ScopeLabel()
+}
+
+// AllowChoices returns the "Always allow" menu for req: for the program
+// (first, the default) and then the exact command, each into Global, the
+// proposer's Provider (only when it has one) and the Project. For launchers
+// and interpreters (prefs.IsLauncher) the exact command comes first, since
+// allowing the program allows arbitrary code. A hook request (through the
+// agent's shell) gets none.
+func AllowChoices(req *agentbridge.ApprovalRequest) []AllowChoice {
+	if req.ThroughAgentShell || len(req.Command.Argv) == 0 {
+		return nil
+	}
+	kinds := []AllowKind{AllowProgram, AllowExact}
+	if prefs.IsLauncher(req.Command.Argv[0]) {
+		kinds = []AllowKind{AllowExact, AllowProgram}
+	}
+	var out []AllowChoice
+	for _, k := range kinds {
+		out = append(out, AllowChoice{Kind: k, Scope: prefs.ScopeGlobal})
+		if req.Provider != "" {
+			out = append(out, AllowChoice{Kind: k, Scope: prefs.ScopeProvider, Provider: req.Provider})
+		}
+		if req.ProjectRoot != "" {
+			out = append(out, AllowChoice{Kind: k, Scope: prefs.ScopeProject, Project: req.ProjectRoot})
+		}
+	}
+	return out
+}
+
+// LauncherWarning returns, for a program rule whose program is a launcher
+// or interpreter, why that allows arbitrary code and the exact command to
+// allow instead; "" for any other choice.
+func LauncherWarning(req *agentbridge.ApprovalRequest, c AllowChoice) string {
+	if c.Kind != AllowProgram || len(req.Command.Argv) == 0 || !prefs.IsLauncher(req.Command.Argv[0]) {
+		return ""
+	}
+	return fmt.Sprintf("%s runs other programs or code: allowing the program lets an agent run anything through it without asking. Allow the exact command instead: %s",
+		display.Word(req.Command.Argv[0]), display.Command(req.Command.Argv))
+}
+
+// PreviewText is the rule preview: "Would have allowed N of your last M
+// commands:" followed by up to show of them (newest first), or a sentence
+// saying it would have allowed none. past is the audit log's recent
+// commands (see audit.PastCommands).
+func PreviewText(rule prefs.Rule, past []prefs.PastCommand, show int) string {
+	if len(past) == 0 {
+		return "No past commands in the audit log to preview this rule against."
+	}
+	p := prefs.PreviewRule(rule, past)
+	if p.Total == 0 {
+		return fmt.Sprintf("Would have allowed none of your last %d commands.", len(past))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Would have allowed %d of your last %d commands:", p.Total, len(past))
+	for i, pc := range p.Matched {
+		if i == show {
+			fmt.Fprintf(&b, "\n… and %d more", p.Total-show)
+			break
+		}
+		b.WriteString("\n  " + display.Command(pc.Argv))
+	}
+	return b.String()
+}

@@ -1,0 +1,504 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/agentgate/agentgate/agentbridge"
+	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// CardSize is the approval card window's size.
+var CardSize = fyne.NewSize(560, 560)
+
+// cardView is the approval card's widgets, bound to a CardModel. Every
+// method runs on the Fyne thread.
+type cardView struct {
+	// model decides what the buttons do.
+	model *CardModel
+	// past returns recent commands for the rule preview (nil: none).
+	past func() []prefs.PastCommand
+	// now is the clock for the countdown.
+	now func() time.Time
+	// onHide is called when the person hides the card (Esc, window close).
+	onHide func()
+
+	// req is the proposal shown; nil when none.
+	req *agentbridge.ApprovalRequest
+	// choices are the "Always allow" choices for req.
+	choices []AllowChoice
+	// armTimer re-checks the arming delay.
+	armTimer *time.Timer
+
+	// The widgets, top to bottom.
+	title, position                         *widget.Label
+	prev, next                              *widget.Button
+	from, command, shellWarning             *widget.Label
+	executable, cwd, timeout, stdin, expiry *widget.Label
+	reason                                  *widget.Label
+	reasonBox                               *fyne.Container
+	message                                 *widget.Entry
+	status                                  *widget.Label
+	deny, allow                             *widget.Button
+	approve                                 *approveButton
+	// The "Always allow ▾" panel, hidden until the person opens it.
+	allowPanel        *fyne.Container
+	what, where       *widget.RadioGroup
+	preview, warning  *widget.Label
+	useExact, confirm *widget.Button
+	// bodyScroll scrolls everything between the header and the buttons.
+	bodyScroll *container.Scroll
+	// resize asks the window for a size (nil: no window).
+	resize func(fyne.Size)
+	// root is the whole card.
+	root fyne.CanvasObject
+}
+
+// CardSizeWithPanel is the card's size while the "Always allow" panel is
+// open: taller, so the command stays in view above the panel.
+var CardSizeWithPanel = fyne.NewSize(560, 760)
+
+// newCardView builds the card's widgets.
+func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
+	v := &cardView{model: model, past: past, now: time.Now}
+	if model.Now != nil {
+		v.now = model.Now
+	}
+	v.title = widget.NewLabelWithStyle("An agent asks to run a command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.position = widget.NewLabel("")
+	v.prev = widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { model.Queue.Step(-1) })
+	v.next = widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { model.Queue.Step(+1) })
+	v.from = wrapLabel("")
+	v.command = wrapLabel("")
+	v.command.TextStyle = fyne.TextStyle{Monospace: true}
+	v.shellWarning = wrapLabel("")
+	v.shellWarning.Importance = widget.WarningImportance
+	v.executable, v.cwd = wrapLabel(""), wrapLabel("")
+	v.executable.TextStyle.Monospace, v.cwd.TextStyle.Monospace = true, true
+	v.timeout, v.stdin, v.expiry = widget.NewLabel(""), widget.NewLabel(""), widget.NewLabel("")
+	v.reason = wrapLabel("")
+	v.reason.TextStyle.Italic = true
+	v.message = widget.NewEntry()
+	v.message.SetPlaceHolder("Message to the agent (optional, sent with Deny)")
+	v.status = wrapLabel("")
+	v.status.Importance = widget.DangerImportance
+	v.deny = widget.NewButtonWithIcon("Deny", theme.CancelIcon(), v.onDeny)
+	v.allow = widget.NewButton("Always allow ▾", v.toggleAllowPanel)
+	v.approve = newApproveButton("Approve", v.onApprove)
+
+	v.what = widget.NewRadioGroup(nil, func(string) { v.updatePreview() })
+	v.where = widget.NewRadioGroup(nil, func(string) { v.updatePreview() })
+	v.where.Horizontal = true
+	v.preview = wrapLabel("")
+	v.warning = wrapLabel("")
+	v.warning.Importance = widget.WarningImportance
+	v.useExact = widget.NewButton("Allow the exact command instead", func() {
+		if len(v.what.Options) > 0 {
+			v.what.SetSelected(v.what.Options[v.exactIndex()])
+		}
+	})
+	v.confirm = widget.NewButtonWithIcon("Save rule and approve", theme.ConfirmIcon(), v.onAlwaysAllow)
+	v.allowPanel = container.NewVBox(
+		widget.NewSeparator(),
+		widget.NewLabelWithStyle("Always allow", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		v.what, v.where, v.warning, v.useExact, v.preview, v.confirm,
+	)
+	v.allowPanel.Hide()
+
+	commandScroll := container.NewVScroll(v.command)
+	commandScroll.SetMinSize(fyne.NewSize(0, 72))
+	v.reasonBox = container.NewVBox(widget.NewLabelWithStyle("The agent says (its words, not verified):", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.reason)
+	facts := container.New(layout.NewFormLayout(),
+		fieldLabel("From"), v.from,
+		fieldLabel("Program"), v.executable,
+		fieldLabel("Directory"), v.cwd,
+		fieldLabel("Timeout"), v.timeout,
+		fieldLabel("Input"), v.stdin,
+		fieldLabel("Expires in"), v.expiry,
+	)
+	body := container.NewVBox(
+		widget.NewLabelWithStyle("Command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		commandScroll, v.shellWarning, facts, v.reasonBox, v.allowPanel,
+	)
+	header := container.NewBorder(nil, nil, nil, container.NewHBox(v.position, v.prev, v.next), v.title)
+	buttons := container.NewGridWithColumns(3, v.deny, v.allow, v.approve)
+	footer := container.NewVBox(v.status, v.message, buttons)
+	v.bodyScroll = container.NewVScroll(body)
+	v.root = container.NewBorder(header, footer, nil, nil, v.bodyScroll)
+	v.setArmed(false)
+	return v
+}
+
+// wrapLabel returns a label that wraps at word boundaries (and inside
+// words too long for a line), so nothing is cut off.
+func wrapLabel(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapBreak
+	return l
+}
+
+// fieldLabel returns the bold name of a card field.
+func fieldLabel(text string) *widget.Label {
+	return widget.NewLabelWithStyle(text, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+}
+
+// refresh shows the queue's current proposal. It returns false when
+// nothing is pending (the window should hide).
+func (v *cardView) refresh() bool {
+	req, changed := v.model.Sync()
+	if req == nil {
+		v.req = nil
+		v.stopArmTimer()
+		return false
+	}
+	if !changed {
+		return true
+	}
+	v.req = req
+	_, pos, total := v.model.Queue.Current()
+	c := ContentOf(req, pos, total, v.now())
+	v.position.SetText(c.Position)
+	if total > 1 {
+		v.prev.Show()
+		v.next.Show()
+	} else {
+		v.prev.Hide()
+		v.next.Hide()
+	}
+	v.from.SetText(c.From)
+	v.command.SetText(c.Command)
+	setOptional(v.shellWarning, c.ThroughShell)
+	v.executable.SetText(c.Executable)
+	v.cwd.SetText(c.Cwd)
+	v.timeout.SetText(c.Timeout)
+	v.stdin.SetText(c.Stdin)
+	v.expiry.SetText(c.ExpiresIn)
+	v.reason.SetText(c.Reason)
+	if c.Reason == "" {
+		v.reasonBox.Hide()
+	} else {
+		v.reasonBox.Show()
+	}
+	v.message.SetText("")
+	v.status.SetText("")
+	v.status.Hide()
+	v.choices = AllowChoices(req)
+	v.closeAllowPanel()
+	v.bodyScroll.ScrollToTop()
+	v.fillAllowPanel()
+	v.setArmed(false)
+	v.scheduleArm()
+	return true
+}
+
+// tick updates the countdown.
+func (v *cardView) tick() {
+	if v.req != nil {
+		v.expiry.SetText(formatDuration(v.req.Expires.Sub(v.now())))
+	}
+}
+
+// setOptional shows l with text, or hides it when text is empty.
+func setOptional(l *widget.Label, text string) {
+	l.SetText(text)
+	if text == "" {
+		l.Hide()
+	} else {
+		l.Show()
+	}
+}
+
+// setArmed enables or disables every answering button.
+func (v *cardView) setArmed(armed bool) {
+	for _, w := range []fyne.Disableable{v.deny, v.allow, v.approve, v.confirm, v.useExact} {
+		if armed {
+			w.Enable()
+		} else {
+			w.Disable()
+		}
+	}
+	if armed && len(v.choices) == 0 {
+		v.allow.Disable()
+	}
+}
+
+// scheduleArm enables the buttons once the model says the card is armed.
+func (v *cardView) scheduleArm() {
+	v.stopArmTimer()
+	wait := v.model.ArmsIn()
+	v.armTimer = time.AfterFunc(wait+20*time.Millisecond, func() {
+		fyne.Do(func() {
+			if v.req == nil {
+				return
+			}
+			if !v.model.Armed() {
+				if !v.model.Hidden() {
+					v.scheduleArm()
+				}
+				return
+			}
+			v.setArmed(true)
+			v.writeLayout()
+		})
+	})
+}
+
+// stopArmTimer cancels a pending arm check.
+func (v *cardView) stopArmTimer() {
+	if v.armTimer != nil {
+		v.armTimer.Stop()
+		v.armTimer = nil
+	}
+}
+
+// rearm makes the buttons inert again after the card's content changed in
+// place (the "Always allow" panel opened).
+func (v *cardView) rearm() {
+	v.model.Rearm()
+	v.setArmed(false)
+	v.scheduleArm()
+}
+
+// fillAllowPanel sets the radio options for the current proposal.
+func (v *cardView) fillAllowPanel() {
+	if len(v.choices) == 0 {
+		v.what.Options, v.where.Options = nil, nil
+		return
+	}
+	req := v.req
+	first := v.choices[0]
+	program := "Program: " + display.Word(req.Command.Argv[0]) + " (any arguments)"
+	exact := "Exact command: " + display.Command(req.Command.Argv)
+	if first.Kind == AllowExact {
+		v.what.Options = []string{exact, program}
+	} else {
+		v.what.Options = []string{program, exact}
+	}
+	v.where.Options = nil
+	for _, c := range v.choices {
+		if c.Kind == first.Kind {
+			v.where.Options = append(v.where.Options, c.ScopeLabel())
+		}
+	}
+	v.what.Selected = v.what.Options[0]
+	v.where.Selected = v.where.Options[0]
+	v.what.Refresh()
+	v.where.Refresh()
+	v.updatePreview()
+}
+
+// exactIndex is the index of the exact-command option in v.what.
+func (v *cardView) exactIndex() int {
+	if len(v.choices) > 0 && v.choices[0].Kind == AllowExact {
+		return 0
+	}
+	return 1
+}
+
+// selectedChoice returns the choice the radios select.
+func (v *cardView) selectedChoice() (AllowChoice, bool) {
+	kind := AllowProgram
+	if len(v.what.Options) > 1 && v.what.Selected == v.what.Options[v.exactIndex()] {
+		kind = AllowExact
+	}
+	for _, c := range v.choices {
+		if c.Kind == kind && c.ScopeLabel() == v.where.Selected {
+			return c, true
+		}
+	}
+	return AllowChoice{}, false
+}
+
+// updatePreview shows the rule preview and the launcher warning for the
+// selected choice.
+func (v *cardView) updatePreview() {
+	c, ok := v.selectedChoice()
+	if !ok || v.req == nil {
+		v.preview.SetText("")
+		setOptional(v.warning, "")
+		v.useExact.Hide()
+		v.confirm.SetText("Save rule and approve")
+		return
+	}
+	var past []prefs.PastCommand
+	if v.past != nil {
+		past = v.past()
+	}
+	v.preview.SetText("Rule " + prefs.FormatList(c.Tokens(v.req)) + " in " + c.ScopeLabel() + ". " + PreviewText(c.Rule(v.req), past, 5))
+	w := LauncherWarning(v.req, c)
+	setOptional(v.warning, w)
+	if w == "" {
+		v.useExact.Hide()
+	} else {
+		v.useExact.Show()
+	}
+	v.confirm.SetText("Allow " + c.Label(v.req) + " and approve")
+}
+
+// toggleAllowPanel opens or closes the "Always allow" panel; opening it
+// changes the card, so the buttons re-arm.
+func (v *cardView) toggleAllowPanel() {
+	if !v.model.Armed() {
+		return
+	}
+	if v.allowPanel.Visible() {
+		v.closeAllowPanel()
+		return
+	}
+	v.allowPanel.Show()
+	v.allow.SetText("Always allow ▴")
+	if v.resize != nil {
+		v.resize(CardSizeWithPanel)
+	}
+	v.bodyScroll.ScrollToBottom()
+	v.rearm()
+}
+
+// closeAllowPanel hides the "Always allow" panel and restores the size.
+func (v *cardView) closeAllowPanel() {
+	wasOpen := v.allowPanel.Visible()
+	v.allowPanel.Hide()
+	v.allow.SetText("Always allow ▾")
+	if wasOpen && v.resize != nil {
+		v.resize(CardSize)
+	}
+}
+
+// onDeny denies with the typed message.
+func (v *cardView) onDeny() { v.report(v.model.Deny(v.message.Text)) }
+
+// onApprove approves.
+func (v *cardView) onApprove() { v.report(v.model.Approve()) }
+
+// onAlwaysAllow saves the selected rule and approves.
+func (v *cardView) onAlwaysAllow() {
+	c, ok := v.selectedChoice()
+	if !ok {
+		v.report(errors.New("choose what to allow and where"))
+		return
+	}
+	v.report(v.model.AlwaysAllow(c))
+}
+
+// report shows an action's error on the card (inert clicks are silent).
+func (v *cardView) report(err error) {
+	if err == nil || errors.Is(err, ErrNotArmed) {
+		return
+	}
+	setOptional(v.status, err.Error())
+}
+
+// writeLayout writes the window coordinates of the card's controls to the
+// file named by $AGENTGATE_UI_LAYOUT_FILE, when set: the end-to-end test
+// reads it to click with xdotool (coordinates are the centre of each
+// control in window pixels).
+func (v *cardView) writeLayout() {
+	path := os.Getenv("AGENTGATE_UI_LAYOUT_FILE")
+	if path == "" || fyne.CurrentApp() == nil {
+		return
+	}
+	c := fyne.CurrentApp().Driver().CanvasForObject(v.root)
+	if c == nil {
+		return
+	}
+	centre := func(o fyne.CanvasObject) [2]int {
+		p := fyne.CurrentApp().Driver().AbsolutePositionForObject(o)
+		s := o.Size()
+		return [2]int{int((p.X + s.Width/2) * c.Scale()), int((p.Y + s.Height/2) * c.Scale())}
+	}
+	out := map[string]any{
+		"id": v.req.ID, "deny": centre(v.deny), "allow": centre(v.allow), "approve": centre(v.approve),
+		"panel_open": v.allowPanel.Visible(),
+	}
+	if v.allowPanel.Visible() {
+		out["confirm"] = centre(v.confirm)
+	}
+	data, _ := json.Marshal(out)
+	_ = prefs.WriteFileAtomic(path, data, 0o600)
+}
+
+// cardWindow is the approval card's window.
+type cardWindow struct {
+	// view is the card's content.
+	view *cardView
+	// win is the window; created once and hidden between proposals.
+	win fyne.Window
+	// visible is true while the window is shown.
+	visible bool
+	// position places the window (nil: centred); called before Show.
+	position func(w fyne.Window)
+}
+
+// newCardWindow creates the card's window (not shown).
+func newCardWindow(a fyne.App, view *cardView, position func(fyne.Window)) *cardWindow {
+	cw := &cardWindow{view: view, win: a.NewWindow("agentgate — approve a command?"), position: position}
+	cw.win.SetContent(view.root)
+	cw.win.Resize(CardSize)
+	view.resize = cw.win.Resize
+	cw.win.SetFixedSize(false)
+	cw.win.SetCloseIntercept(cw.hide)
+	cw.win.Canvas().SetOnTypedKey(func(ev *fyne.KeyEvent) {
+		if ev.Name == fyne.KeyEscape {
+			cw.hide()
+		}
+	})
+	if dw, ok := cw.win.(desktop.Window); ok {
+		dw.RequestAlwaysOnTop()
+	}
+	return cw
+}
+
+// hide is Esc: the card goes, the proposal stays pending.
+func (cw *cardWindow) hide() {
+	cw.view.model.Hide()
+	cw.view.stopArmTimer()
+	cw.win.Hide()
+	cw.visible = false
+	if cw.view.onHide != nil {
+		cw.view.onHide()
+	}
+}
+
+// refresh shows, updates or hides the window after a queue change.
+func (cw *cardWindow) refresh() {
+	if !cw.view.refresh() {
+		if cw.visible {
+			cw.win.Hide()
+			cw.visible = false
+		}
+		return
+	}
+	if cw.view.model.Hidden() || cw.visible {
+		return
+	}
+	if cw.position != nil {
+		cw.position(cw.win)
+	} else {
+		cw.win.CenterOnScreen()
+	}
+	cw.win.Show()
+	cw.visible = true
+	cw.win.Canvas().Unfocus()
+}
+
+// showAgain brings a hidden card back (tray, Processes window).
+func (cw *cardWindow) showAgain() {
+	if cw.view.model.Queue.Len() == 0 {
+		return
+	}
+	cw.view.model.Show()
+	cw.view.setArmed(false)
+	cw.view.scheduleArm()
+	cw.refresh()
+	cw.win.RequestFocus()
+}

@@ -1,0 +1,635 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgate/agentgate/agentbridge"
+	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/unixpg"
+)
+
+// TestMain lets the test binary serve as exec's per-run supervisor.
+func TestMain(m *testing.M) {
+	unixpg.MaybeSupervise()
+	os.Exit(m.Run())
+}
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// request returns an approval request for argv in project /p/repo.
+func request(id string, argv ...string) *agentbridge.ApprovalRequest {
+	return &agentbridge.ApprovalRequest{
+		ID: id, Provider: "claude", Client: "Claude Code", PeerPID: 42, PeerExe: "/usr/bin/node",
+		ProjectRoot: "/p/repo",
+		Command: exec.Command{Argv: argv, Executable: "/usr/bin/" + argv[0], Dir: "/p/repo/sub", DirRel: "sub",
+			ProjectRoot: "/p/repo", Timeout: 2 * time.Minute},
+		Reason:  "run the tests",
+		Expires: time.Date(2026, 1, 1, 10, 10, 0, 0, time.UTC),
+	}
+}
+
+// asked is one pending Ask's result.
+type asked struct {
+	answer agentbridge.Answer
+	err    error
+}
+
+// ask calls q.Ask in a goroutine and returns the channel of its result,
+// after the proposal is queued.
+func ask(t *testing.T, ctx context.Context, q *Queue, req *agentbridge.ApprovalRequest) <-chan asked {
+	t.Helper()
+	before := q.Len()
+	ch := make(chan asked, 1)
+	go func() {
+		a, err := q.Ask(ctx, req)
+		ch <- asked{a, err}
+	}()
+	require.Eventually(t, func() bool { return q.Len() == before+1 }, 10*time.Second, time.Millisecond)
+	return ch
+}
+
+// result waits for an Ask's result.
+func result(t *testing.T, ch <-chan asked) asked {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ask did not return")
+	}
+	return asked{}
+}
+
+func TestQueuePagingAndAnswers(t *testing.T) {
+	q := &Queue{}
+	ctx := context.Background()
+	a := ask(t, ctx, q, request("a", "ls"))
+	b := ask(t, ctx, q, request("b", "make"))
+	c := ask(t, ctx, q, request("c", "go", "test"))
+
+	req, pos, total := q.Current()
+	assert.Equal(t, "a", req.ID)
+	assert.Equal(t, [2]int{1, 3}, [2]int{pos, total})
+	assert.True(t, q.Step(+1))
+	req, pos, _ = q.Current()
+	assert.Equal(t, "b", req.ID)
+	assert.Equal(t, 2, pos)
+	assert.True(t, q.Step(+5), "clamped to the last")
+	assert.False(t, q.Step(+1))
+	req, _, _ = q.Current()
+	assert.Equal(t, "c", req.ID)
+
+	// Answering an earlier proposal keeps the current one shown.
+	require.NoError(t, q.Answer("a", agentbridge.Answer{Approved: true, By: "card"}))
+	assert.True(t, result(t, a).answer.Approved)
+	req, pos, total = q.Current()
+	assert.Equal(t, "c", req.ID)
+	assert.Equal(t, [2]int{2, 2}, [2]int{pos, total})
+
+	assert.ErrorIs(t, q.Answer("a", agentbridge.Answer{}), ErrAnswered, "a second answer is refused")
+	assert.True(t, q.Select("b"))
+	require.NoError(t, q.Answer("b", agentbridge.Answer{Message: "no"}))
+	r := result(t, b)
+	assert.False(t, r.answer.Approved)
+	assert.Equal(t, "no", r.answer.Message)
+	assert.Equal(t, 1, q.DenyAll("stop"))
+	assert.Equal(t, "stop", result(t, c).answer.Message)
+	req, _, _ = q.Current()
+	assert.Nil(t, req)
+}
+
+func TestQueueExpiryAndWithdrawal(t *testing.T) {
+	var expired atomic.Int32
+	q := &Queue{OnExpire: func(*agentbridge.ApprovalRequest) { expired.Add(1) }}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := ask(t, ctx, q, request("w", "ls"))
+	cancel()
+	r := result(t, ch)
+	assert.ErrorIs(t, r.err, context.Canceled)
+	assert.Equal(t, 0, q.Len())
+	assert.Zero(t, expired.Load(), "a withdrawal is not an expiry")
+
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer dcancel()
+	r = result(t, func() <-chan asked {
+		ch := make(chan asked, 1)
+		go func() { a, err := q.Ask(dctx, request("e", "ls")); ch <- asked{a, err} }()
+		return ch
+	}())
+	assert.ErrorIs(t, r.err, context.DeadlineExceeded)
+	assert.EqualValues(t, 1, expired.Load(), "the person is notified of the expiry")
+	assert.Equal(t, 0, q.Len())
+}
+
+// memRules records Add calls.
+type memRules struct {
+	mu    sync.Mutex
+	added []prefs.Rule
+	err   error
+}
+
+func (m *memRules) Add(scope prefs.Scope, provider, project string, tokens []string) (prefs.Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return prefs.Rule{}, m.err
+	}
+	r := prefs.Rule{Tokens: tokens, Scope: scope, Provider: provider, Project: project}
+	m.added = append(m.added, r)
+	return r, nil
+}
+
+func TestCardArmingDelayAndEsc(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)}
+	q := &Queue{}
+	m := &CardModel{Queue: q, Rules: &memRules{}, Now: clock.Now}
+	assert.ErrorIs(t, m.Approve(), ErrNothingPending)
+
+	ch := ask(t, context.Background(), q, request("a", "ls"))
+	req, changed := m.Sync()
+	require.True(t, changed)
+	assert.Equal(t, "a", req.ID)
+
+	// Keys or clicks at once approve nothing, and deny nothing.
+	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	assert.ErrorIs(t, m.Deny("x"), ErrNotArmed)
+	assert.ErrorIs(t, m.AlwaysAllow(AllowChoice{Scope: prefs.ScopeGlobal}), ErrNotArmed)
+	clock.Add(ArmDelay - time.Millisecond)
+	assert.False(t, m.Armed())
+	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	assert.Equal(t, 1, q.Len(), "still pending")
+
+	// Another proposal arriving changes the content ("1 of 2"): re-armed.
+	chB := ask(t, context.Background(), q, request("b", "make"))
+	clock.Add(2 * time.Millisecond)
+	_, changed = m.Sync()
+	assert.True(t, changed)
+	assert.False(t, m.Armed())
+	clock.Add(ArmDelay)
+	_, changed = m.Sync()
+	assert.False(t, changed)
+	assert.True(t, m.Armed())
+
+	// Esc hides: nothing is answered and the buttons are inert.
+	m.Hide()
+	assert.True(t, m.Hidden())
+	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	assert.Equal(t, 2, q.Len(), "Esc leaves proposals pending")
+	m.Show()
+	assert.False(t, m.Armed(), "shown again: re-armed")
+	clock.Add(ArmDelay)
+
+	// Paging changes the content: re-armed.
+	q.Step(+1)
+	_, changed = m.Sync()
+	assert.True(t, changed)
+	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	clock.Add(ArmDelay)
+	require.NoError(t, m.Deny("  use make test  "))
+	r := result(t, chB)
+	assert.False(t, r.answer.Approved)
+	assert.Equal(t, "use make test", r.answer.Message)
+
+	// The queue moved ("1 of 1"): re-armed before Approve works.
+	_, changed = m.Sync()
+	assert.True(t, changed)
+	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	clock.Add(ArmDelay)
+	require.NoError(t, m.Approve())
+	assert.True(t, result(t, ch).answer.Approved)
+}
+
+func TestCardRefusesAnswerForUnseenProposal(t *testing.T) {
+	clock := &fakeClock{t: time.Now()}
+	q := &Queue{}
+	m := &CardModel{Queue: q, Now: clock.Now}
+	ask(t, context.Background(), q, request("a", "ls"))
+	m.Sync()
+	clock.Add(ArmDelay)
+	ask(t, context.Background(), q, request("b", "ls"))
+	q.Step(+1) // the queue moved, but the card has not redrawn (no Sync)
+	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	assert.Equal(t, 2, q.Len())
+}
+
+func TestAllowChoices(t *testing.T) {
+	req := request("a", "ls", "-la")
+	got := AllowChoices(req)
+	var labels []string
+	for _, c := range got {
+		labels = append(labels, c.Label(req))
+	}
+	assert.Equal(t, []string{
+		"program ls → Global", "program ls → Provider «claude»", "program ls → Project «repo»",
+		"exact command ls -la → Global", "exact command ls -la → Provider «claude»",
+		"exact command ls -la → Project «repo»",
+	}, labels, "ls is no launcher: program first")
+
+	noProvider := request("b", "ls")
+	noProvider.Provider = ""
+	for _, c := range AllowChoices(noProvider) {
+		assert.NotEqual(t, prefs.ScopeProvider, c.Scope, "no provider scope without a provider")
+	}
+
+	py := request("c", "python3", "-c", "print(1)")
+	choices := AllowChoices(py)
+	assert.Equal(t, AllowExact, choices[0].Kind, "launchers offer the exact command first")
+	assert.Contains(t, LauncherWarning(py, AllowChoice{Kind: AllowProgram}), "python3 -c 'print(1)'")
+	assert.Empty(t, LauncherWarning(py, AllowChoice{Kind: AllowExact}))
+	assert.Empty(t, LauncherWarning(req, AllowChoice{Kind: AllowProgram}))
+
+	hook := &agentbridge.ApprovalRequest{ID: "h", ThroughAgentShell: true, CommandLine: "ls | wc"}
+	assert.Empty(t, AllowChoices(hook))
+}
+
+// TestAlwaysAllowWritesTheRightFile checks every "Always allow" choice
+// against a real prefs.Store: the rule lands in the right file, the
+// proposal is approved, and the rule then decides.
+func TestAlwaysAllowWritesTheRightFile(t *testing.T) {
+	for _, kind := range []AllowKind{AllowProgram, AllowExact} {
+		for _, scope := range []prefs.Scope{prefs.ScopeGlobal, prefs.ScopeProvider, prefs.ScopeProject} {
+			project := t.TempDir()
+			paths := prefs.Paths{ConfigDir: t.TempDir(), StateDir: t.TempDir()}
+			store, err := prefs.Open(paths)
+			require.NoError(t, err)
+			clock := &fakeClock{t: time.Now()}
+			q := &Queue{}
+			m := &CardModel{Queue: q, Rules: store, Now: clock.Now}
+			req := request("r", "cargo", "build", string(scope), map[AllowKind]string{AllowProgram: "p", AllowExact: "e"}[kind])
+			req.ProjectRoot, req.Command.ProjectRoot = project, project
+			ch := ask(t, context.Background(), q, req)
+			m.Sync()
+			clock.Add(ArmDelay)
+			var choice AllowChoice
+			for _, c := range AllowChoices(req) {
+				if c.Kind == kind && c.Scope == scope {
+					choice = c
+				}
+			}
+			require.NoError(t, m.AlwaysAllow(choice))
+			assert.True(t, result(t, ch).answer.Approved)
+
+			wantFile := map[prefs.Scope]string{
+				prefs.ScopeGlobal:   paths.GlobalFile(),
+				prefs.ScopeProvider: filepath.Join(paths.ConfigDir, "providers", "claude.allow.list"),
+				prefs.ScopeProject:  filepath.Join(project, ".agentgate", "allow.list"),
+			}[scope]
+			data, err := os.ReadFile(wantFile)
+			require.NoError(t, err)
+			wantLine := "cargo"
+			if kind == AllowExact {
+				wantLine = prefs.FormatList(req.Command.Argv)
+			}
+			assert.Contains(t, strings.Split(string(data), "\n"), wantLine, "%v/%s", kind, scope)
+			d := store.Decide(req.Command.Argv, "claude", project)
+			require.True(t, d.Allowed, "%v/%s: the new rule allows the command", kind, scope)
+			assert.Equal(t, wantFile, d.Rule.File)
+		}
+	}
+}
+
+func TestAlwaysAllowFailureApprovesNothing(t *testing.T) {
+	clock := &fakeClock{t: time.Now()}
+	q := &Queue{}
+	m := &CardModel{Queue: q, Rules: &memRules{err: errors.New("disk full")}, Now: clock.Now}
+	ask(t, context.Background(), q, request("a", "ls"))
+	m.Sync()
+	clock.Add(ArmDelay)
+	err := m.AlwaysAllow(AllowChoice{Scope: prefs.ScopeGlobal})
+	assert.ErrorContains(t, err, "disk full")
+	assert.Equal(t, 1, q.Len(), "still pending")
+}
+
+func TestContentOf(t *testing.T) {
+	req := request("a", "printf", "%s\n", "a\u202eb")
+	req.Command.Stdin = make([]byte, 1536)
+	req.Reason = "because\u200b\x1b[31m"
+	now := req.Expires.Add(-(9*time.Minute + 12*time.Second))
+	c := ContentOf(req, 2, 5, now)
+	assert.Equal(t, CardContent{
+		Position:   "2 of 5",
+		From:       "claude · Claude Code · pid 42 (/usr/bin/node)",
+		Command:    `printf $'%s\n' $'a\u202eb'`,
+		Executable: "/usr/bin/printf",
+		Cwd:        "sub in /p/repo",
+		Timeout:    "2 min",
+		Stdin:      "1.5 KiB",
+		Reason:     `because\u200b\x1b[31m`,
+		ExpiresIn:  "9 min 12 s",
+	}, c)
+
+	hook := &agentbridge.ApprovalRequest{ThroughAgentShell: true, CommandLine: "ls | wc -l", Cwd: "/p", Expires: now}
+	hc := ContentOf(hook, 1, 1, now)
+	assert.Equal(t, "ls | wc -l", hc.Command)
+	assert.Contains(t, hc.ThroughShell, "agent's own shell")
+	assert.Equal(t, "no provider", hc.From)
+}
+
+func TestFormatting(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{{-time.Second, "0 s"}, {300 * time.Millisecond, "1 s"}, {45 * time.Second, "45 s"}, {2 * time.Minute, "2 min"},
+		{552 * time.Second, "9 min 12 s"}, {time.Hour, "1 h"}, {65 * time.Minute, "1 h 5 min"}} {
+		assert.Equal(t, tc.want, formatDuration(tc.d), tc.d.String())
+	}
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{0, "0 B"}, {1023, "1023 B"}, {1536, "1.5 KiB"}, {3 << 20, "3.0 MiB"}, {5 << 30, "5.0 GiB"}} {
+		assert.Equal(t, tc.want, formatBytes(tc.n))
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"plain\nlines", "plain\nlines"}, {"tab\there", "tab here"}, {"bidi\u202e", `bidi\u202e`},
+		{"bad\xffbyte", `bad\xffbyte`}, {"bell\a", `bell\x07`}, {"tag\U000E0041", `tag\U000e0041`},
+		{"ok \ufffd", "ok \ufffd"},
+	} {
+		assert.Equal(t, tc.want, escapeText(tc.in), "%q", tc.in)
+	}
+	assert.Equal(t, [2]int{1264, 16}, func() [2]int { x, y := TopRight(0, 0, 1840, 560); return [2]int{x, y} }())
+	assert.Equal(t, [2]int{100, 46}, func() [2]int { x, y := TopRight(100, 30, 300, 560); return [2]int{x, y} }(), "never left of the work area")
+}
+
+func TestPreviewText(t *testing.T) {
+	past := []prefs.PastCommand{
+		{Argv: []string{"git", "status"}, Time: time.Unix(3, 0)},
+		{Argv: []string{"git", "push"}, Time: time.Unix(2, 0)},
+		{Argv: []string{"ls"}, Time: time.Unix(1, 0)},
+	}
+	assert.Equal(t, "Would have allowed 2 of your last 3 commands:\n  git status\n  git push",
+		PreviewText(prefs.Rule{Tokens: []string{"git"}, Scope: prefs.ScopeGlobal}, past, 5))
+	assert.Equal(t, "Would have allowed 2 of your last 3 commands:\n  git status\n… and 1 more",
+		PreviewText(prefs.Rule{Tokens: []string{"git"}, Scope: prefs.ScopeGlobal}, past, 1))
+	assert.Equal(t, "Would have allowed none of your last 3 commands.",
+		PreviewText(prefs.Rule{Tokens: []string{"rm"}, Scope: prefs.ScopeGlobal}, past, 5))
+	assert.Contains(t, PreviewText(prefs.Rule{Tokens: []string{"rm"}}, nil, 5), "No past commands")
+}
+
+func TestParseShellWords(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{in: "git status", want: []string{"git", "status"}},
+		{in: `git commit -m 'a b' "c d" e\ f`, want: []string{"git", "commit", "-m", "a b", "c d", "e f"}},
+		{in: `printf $'a\tb\x41\u00e9'`, want: []string{"printf", "a\tbAé"}},
+		{in: `echo "x\$y" ''`, want: []string{"echo", "x$y", ""}},
+		{in: "", err: "type the command"},
+		{in: "ls | wc", err: "plain command"},
+		{in: "ls; rm x", err: "one command"},
+		{in: "ls > out", err: "redirection"},
+		{in: "FOO=1 make", err: "variables"},
+		{in: "echo $HOME", err: "expansion"},
+		{in: `echo "$HOME"`, err: "expansion"},
+		{in: "rm *.go", err: "glob"},
+		{in: "ls # c", err: "comment"},
+		{in: "echo 'open", err: "not valid shell words"},
+		{in: `echo $'\0'`, err: "NUL"},
+	} {
+		got, err := ParseShellWords(tc.in)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, "%q", tc.in)
+			continue
+		}
+		require.NoError(t, err, "%q", tc.in)
+		assert.Equal(t, tc.want, got, "%q", tc.in)
+	}
+}
+
+// writeRecord writes a run record file as exec would.
+func writeRecord(t testing.TB, stateDir string, rec exec.Record) {
+	t.Helper()
+	data, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(stateDir, "runs"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(stateDir, "runs", rec.ID+".json"), data, 0o600))
+}
+
+func TestProcessesModelFiltersAndUpdates(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	code := 3
+	recs := []exec.Record{
+		{ID: "r1", Argv: []string{"ls"}, Provider: "claude", ProjectRoot: "/p/a", HostKind: exec.HostApp, State: exec.StateRunning, StartedAt: base},
+		{ID: "r2", Argv: []string{"make"}, Provider: "codex", ProjectRoot: "/p/b", HostKind: exec.HostCLI, State: exec.StateExited, ExitCode: &code, StartedAt: base.Add(time.Minute), EndedAt: base.Add(time.Minute + 1500*time.Millisecond)},
+		{ID: "r3", Argv: []string{"go", "test"}, Provider: "claude", ProjectRoot: "/p/b", HostKind: exec.HostApp, State: exec.StateRunning, StartedAt: base.Add(2 * time.Minute)},
+	}
+	for _, r := range recs {
+		writeRecord(t, dir, r)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "bad.json"), []byte("{torn"), 0o600))
+	m := &ProcessesModel{StateDir: dir}
+	require.NoError(t, m.LoadAll())
+	ids := func() []string {
+		var out []string
+		for i := 0; i < m.Len(); i++ {
+			r, _ := m.Row(i)
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"r3", "r2", "r1"}, ids(), "newest first; the corrupt file is skipped")
+
+	m.SetFilter(Filter{Provider: "claude"})
+	assert.Equal(t, []string{"r3", "r1"}, ids())
+	m.SetFilter(Filter{Provider: "claude", Project: "/p/b"})
+	assert.Equal(t, []string{"r3"}, ids())
+	m.SetFilter(Filter{State: exec.StateExited})
+	assert.Equal(t, []string{"r2"}, ids())
+	m.SetFilter(Filter{})
+	providers, projects := m.FilterOptions()
+	assert.Equal(t, []string{"claude", "codex"}, providers)
+	assert.Equal(t, []string{"/p/a", "/p/b"}, projects)
+	assert.Equal(t, []string{"r3", "r1"}, m.Running())
+
+	// Incremental update: r1 ended, r2 pruned, r4 appeared.
+	recs[0].State, recs[0].EndedAt = exec.StateCancelled, base.Add(time.Second)
+	writeRecord(t, dir, recs[0])
+	require.NoError(t, os.Remove(filepath.Join(dir, "runs", "r2.json")))
+	writeRecord(t, dir, exec.Record{ID: "r4", Argv: []string{"true"}, State: exec.StateRunning, StartedAt: base.Add(3 * time.Minute)})
+	m.Update([]string{"r1", "r2", "r4"})
+	assert.Equal(t, []string{"r4", "r3", "r1"}, ids())
+	assert.Equal(t, []string{"r3", "r4"}, m.RunningAll())
+	_, row, ok := m.Find("r1")
+	assert.True(t, ok)
+	assert.Equal(t, 2, row)
+
+	now := base.Add(3*time.Minute + 5*time.Second)
+	r2 := recs[1]
+	var cells []string
+	for col := range Columns {
+		cells = append(cells, CellText(&r2, col, now))
+	}
+	assert.Equal(t, []string{"exited", "make", "codex", "b", "cli 0", r2.StartedAt.Local().Format("15:04:05"), "1.5 s", "3"}, cells)
+	r3 := recs[2]
+	assert.Equal(t, "1 min 5 s", CellText(&r3, 6, now), "elapsed while running")
+	assert.Equal(t, "", CellText(&r3, 7, now))
+	assert.Equal(t, "r7", RecordIDFromFile("/x/runs/r7.json"))
+	assert.Equal(t, "", RecordIDFromFile("/x/runs/.r7.json.tmp123"))
+	assert.Equal(t, "", RecordIDFromFile("/x/runs/r7.cancel"))
+}
+
+// fakeGate records cancels and Stop everything.
+type fakeGate struct {
+	mu        sync.Mutex
+	cancelled []string
+	stopped   int
+}
+
+func (g *fakeGate) CancelRun(id string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cancelled = append(g.cancelled, id)
+	return nil
+}
+
+func (g *fakeGate) StopEverything() { g.mu.Lock(); g.stopped++; g.mu.Unlock() }
+
+func TestStopEverythingAndCancelAll(t *testing.T) {
+	dir := t.TempDir()
+	for i, st := range []exec.State{exec.StateRunning, exec.StateExited, exec.StateRunning} {
+		writeRecord(t, dir, exec.Record{ID: fmt.Sprintf("r%d", i), Argv: []string{"x"}, Provider: fmt.Sprint("p", i), State: st, StartedAt: time.Unix(int64(i), 0)})
+	}
+	procs := &ProcessesModel{StateDir: dir}
+	require.NoError(t, procs.LoadAll())
+	q := &Queue{}
+	a := ask(t, context.Background(), q, request("a", "ls"))
+	b := ask(t, context.Background(), q, request("b", "ls"))
+	g := &fakeGate{}
+
+	procs.SetFilter(Filter{Provider: "p0"})
+	n, err := procs.CancelAll(g)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "Cancel all cancels the runs shown")
+	assert.Equal(t, []string{"r0"}, g.cancelled)
+
+	g.cancelled = nil
+	require.NoError(t, StopEverything(g, q, procs))
+	assert.Equal(t, 1, g.stopped)
+	assert.Equal(t, []string{"r0", "r2"}, g.cancelled, "every running run of every host, filters aside")
+	assert.False(t, result(t, a).answer.Approved)
+	assert.False(t, result(t, b).answer.Approved)
+	assert.Equal(t, 0, q.Len())
+}
+
+func TestThrottleCoalesces(t *testing.T) {
+	var calls atomic.Int32
+	done := make(chan struct{}, 100)
+	th := NewThrottle(50*time.Millisecond, func() { calls.Add(1); done <- struct{}{} })
+	for range 1000 {
+		th.Trigger()
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the throttled function never ran")
+	}
+	// 1000 triggers within far less than 50 intervals: a handful of calls.
+	assert.Less(t, calls.Load(), int32(100))
+	th.Trigger()
+	require.Eventually(t, func() bool { return calls.Load() >= 2 }, 10*time.Second, time.Millisecond, "a later trigger runs again")
+}
+
+func TestAllowedModel(t *testing.T) {
+	project := t.TempDir()
+	paths := prefs.Paths{ConfigDir: t.TempDir(), StateDir: t.TempDir()}
+	store, err := prefs.Open(paths)
+	require.NoError(t, err)
+	past := []prefs.PastCommand{{Argv: []string{"git", "status"}, Project: project}, {Argv: []string{"ls"}}}
+	m := &AllowedModel{Store: store, Past: func() []prefs.PastCommand { return past }}
+	global := ScopeRef{Scope: prefs.ScopeGlobal}
+	proj := ScopeRef{Scope: prefs.ScopeProject, Project: project}
+
+	d, err := m.Draft(global, `git commit -m 'fix it'`)
+	require.NoError(t, err)
+	assert.Equal(t, "git commit -m {fix it}", d.Line, "the exact Tcl line")
+	assert.Contains(t, d.Preview, "none of your last 2")
+	d, err = m.Draft(global, "bash")
+	require.NoError(t, err)
+	assert.Contains(t, d.Warning, "runs other programs")
+	_, err = m.Draft(global, "ls | wc")
+	assert.Error(t, err)
+
+	r, err := m.Add(global, "git status")
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Line)
+	v, err := m.View(global)
+	require.NoError(t, err)
+	assert.Equal(t, paths.GlobalFile(), v.File)
+	require.Len(t, v.Rules, 1)
+	assert.Equal(t, "git status    allow.list:1", v.Rules[0].Text)
+	require.NoError(t, m.Remove(global, v.Rules[0].Rule))
+	v, _ = m.View(global)
+	assert.Empty(t, v.Rules)
+
+	// Parse errors with line numbers.
+	require.NoError(t, os.WriteFile(paths.GlobalFile(), []byte("ls\n{unclosed\nmake\n"), 0o600))
+	store2, err := prefs.Open(paths)
+	require.NoError(t, err)
+	m.Store = store2
+	v, err = m.View(global)
+	require.NoError(t, err)
+	assert.Len(t, v.Rules, 2)
+	require.Len(t, v.Errors, 1)
+	assert.Contains(t, v.Errors[0], "line 2")
+
+	// Trust review: rules written outside agentgate are inactive until trusted.
+	_, err = m.Add(proj, "make test")
+	require.NoError(t, err)
+	file := prefs.ProjectFile(project)
+	data, _ := os.ReadFile(file)
+	require.NoError(t, os.WriteFile(file, append(data, []byte("rm -rf /\ncurl evil\n")...), 0o600))
+	store3, err := prefs.Open(paths)
+	require.NoError(t, err)
+	m.Store = store3
+	text, rules, err := m.TrustReview(project)
+	require.NoError(t, err)
+	assert.Len(t, rules, 2)
+	assert.Contains(t, text, "2 rules changed outside agentgate")
+	assert.Contains(t, text, "line 2: rm -rf /")
+	v, _ = m.View(proj)
+	assert.Equal(t, 2, v.Untrusted)
+	assert.False(t, store3.Decide([]string{"curl", "evil"}, "", project).Allowed, "Keep inactive: nothing allowed")
+	require.NoError(t, m.Trust(project, rules[:1]))
+	text, rules, err = m.TrustReview(project)
+	require.NoError(t, err)
+	assert.Len(t, rules, 1, "only the rules shown and trusted became active")
+	assert.Contains(t, text, "1 rule changed")
+	assert.True(t, store3.Decide([]string{"rm", "-rf", "/"}, "", project).Allowed)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(paths.ConfigDir, "providers"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(paths.ConfigDir, "providers", "gemini.allow.list"), nil, 0o600))
+	var labels []string
+	for _, s := range KnownScopes(paths, []string{"claude", "claude", "../bad"}, []string{project, "relative", project}) {
+		labels = append(labels, s.Label())
+	}
+	assert.Equal(t, []string{"Global", "Provider «claude»", "Provider «gemini»",
+		"Project «" + filepath.Base(project) + "» (" + project + ")"}, labels)
+}

@@ -1,0 +1,268 @@
+package ui
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/agentgate/agentgate/packaging"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// Autostart switches "Start at login"; packaging's functions implement it.
+type Autostart struct {
+	// ConfigHome is the XDG config home ($XDG_CONFIG_HOME or ~/.config).
+	ConfigHome string
+	// Executable is the running binary's absolute path.
+	Executable string
+}
+
+// Supported reports whether this OS starts agentgate at login through an
+// autostart entry (see packaging.AutostartSupported).
+func (a Autostart) Supported() bool { return packaging.AutostartSupported() && a.ConfigHome != "" }
+
+// Enabled reports whether the entry is installed and switched on.
+func (a Autostart) Enabled() (bool, error) { return packaging.AutostartEnabled(a.ConfigHome) }
+
+// Set installs (on) or removes (off) the autostart entry.
+func (a Autostart) Set(on bool) error {
+	if on {
+		return packaging.EnableAutostart(a.ConfigHome, a.Executable)
+	}
+	return packaging.DisableAutostart(a.ConfigHome)
+}
+
+// prefsView is Preferences ▸ Agent ▸ Allowed commands…. Every method runs
+// on the Fyne thread.
+type prefsView struct {
+	// model reads and edits the lists.
+	model *AllowedModel
+	// scopes are the lists offered, Global first.
+	scopes []ScopeRef
+	// current is the index of the scope shown.
+	current int
+	// view is the current scope's content.
+	view View
+	// selectedRule is the index of the selected rule (-1 none).
+	selectedRule int
+	// shownUntrusted are the rules the trust review showed.
+	shownUntrusted []prefs.Rule
+	// openURL opens a file in the system's editor (nil: not possible).
+	openURL func(*url.URL) error
+	// autostart switches "Start at login".
+	autostart Autostart
+
+	// The widgets.
+	scopeList               *widget.List
+	file                    *widget.Label
+	rules                   *widget.List
+	errors                  *widget.Label
+	trustBox                *fyne.Container
+	trustText               *widget.Label
+	input                   *widget.Entry
+	draftLine, draftPreview *widget.Label
+	draftWarning, status    *widget.Label
+	add, remove, open       *widget.Button
+	startAtLogin            *widget.Check
+	root                    fyne.CanvasObject
+}
+
+// newPrefsView builds the Allowed commands view for scopes.
+func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL) error, autostart Autostart) *prefsView {
+	v := &prefsView{model: model, scopes: scopes, selectedRule: -1, openURL: openURL, autostart: autostart}
+	v.scopeList = widget.NewList(func() int { return len(v.scopes) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.scopes[i].Label()) })
+	v.scopeList.OnSelected = func(i widget.ListItemID) { v.current = i; v.selectedRule = -1; v.reload() }
+
+	v.file = widget.NewLabel("")
+	v.file.Wrapping = fyne.TextWrapBreak
+	v.file.TextStyle.Monospace = true
+	v.rules = widget.NewList(func() int { return len(v.view.Rules) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.TextStyle.Monospace = true
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(v.view.Rules) {
+				o.(*widget.Label).SetText(v.view.Rules[i].Text)
+			}
+		})
+	v.rules.OnSelected = func(i widget.ListItemID) { v.selectedRule = i; v.remove.Enable() }
+	v.errors = widget.NewLabel("")
+	v.errors.Wrapping = fyne.TextWrapBreak
+	v.errors.Importance = widget.DangerImportance
+	v.trustText = widget.NewLabel("")
+	v.trustText.Wrapping = fyne.TextWrapBreak
+	v.trustBox = container.NewVBox(v.trustText, container.NewHBox(
+		widget.NewButtonWithIcon("Trust these rules", theme.ConfirmIcon(), v.onTrust),
+		widget.NewButton("Keep inactive", func() { v.trustBox.Hide() })))
+	v.trustBox.Hide()
+
+	v.input = widget.NewEntry()
+	v.input.SetPlaceHolder("Type a command as shell words, e.g. git status")
+	v.input.OnChanged = func(string) { v.updateDraft() }
+	v.draftLine = widget.NewLabel("")
+	v.draftLine.TextStyle.Monospace = true
+	v.draftLine.Wrapping = fyne.TextWrapBreak
+	v.draftPreview = widget.NewLabel("")
+	v.draftPreview.Wrapping = fyne.TextWrapBreak
+	v.draftWarning = widget.NewLabel("")
+	v.draftWarning.Wrapping = fyne.TextWrapBreak
+	v.draftWarning.Importance = widget.WarningImportance
+	v.status = widget.NewLabel("")
+	v.status.Wrapping = fyne.TextWrapBreak
+	v.add = widget.NewButtonWithIcon("Add rule", theme.ContentAddIcon(), v.onAdd)
+	v.remove = widget.NewButtonWithIcon("Remove selected", theme.DeleteIcon(), v.onRemove)
+	v.open = widget.NewButtonWithIcon("Open in editor", theme.DocumentIcon(), v.onOpen)
+	v.startAtLogin = widget.NewCheck("Start at login", v.onStartAtLogin)
+	if !autostart.Supported() {
+		v.startAtLogin.Hide()
+	} else if on, err := autostart.Enabled(); err == nil {
+		v.startAtLogin.Checked = on
+	}
+
+	head := container.NewVBox(
+		container.NewBorder(nil, nil, nil, v.open, v.file),
+		v.trustBox, v.errors,
+	)
+	addBox := container.NewVBox(
+		widget.NewLabelWithStyle("Add a rule (a command allowed with any further arguments)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		container.NewBorder(nil, nil, nil, v.add, v.input),
+		v.draftLine, v.draftWarning, v.draftPreview, v.status,
+	)
+	right := container.NewBorder(head, container.NewVBox(container.NewHBox(v.remove), addBox), nil, nil, v.rules)
+	split := container.NewHSplit(v.scopeList, right)
+	split.SetOffset(0.28)
+	v.root = container.NewBorder(nil, v.startAtLogin, nil, nil, split)
+	v.scopeList.Select(0)
+	v.reload()
+	return v
+}
+
+// scope returns the scope shown.
+func (v *prefsView) scope() ScopeRef { return v.scopes[v.current] }
+
+// reload re-reads the scope shown.
+func (v *prefsView) reload() {
+	view, err := v.model.View(v.scope())
+	v.view = view
+	v.file.SetText(view.File)
+	msgs := view.Errors
+	if err != nil {
+		msgs = append([]string{err.Error()}, msgs...)
+	}
+	setOptional(v.errors, strings.Join(msgs, "\n"))
+	v.rules.UnselectAll()
+	v.selectedRule = -1
+	v.remove.Disable()
+	v.rules.Refresh()
+	v.trustBox.Hide()
+	if s := v.scope(); s.Scope == prefs.ScopeProject {
+		text, rules, err := v.model.TrustReview(s.Project)
+		if err == nil && len(rules) > 0 {
+			v.trustText.SetText(text)
+			v.shownUntrusted = rules
+			v.trustBox.Show()
+		}
+	}
+	v.updateDraft()
+}
+
+// updateDraft shows the Tcl line and preview for the typed command.
+func (v *prefsView) updateDraft() {
+	if strings.TrimSpace(v.input.Text) == "" {
+		v.draftLine.SetText("")
+		setOptional(v.draftWarning, "")
+		v.draftPreview.SetText("")
+		v.add.Disable()
+		return
+	}
+	d, err := v.model.Draft(v.scope(), v.input.Text)
+	if err != nil {
+		v.draftLine.SetText(err.Error())
+		setOptional(v.draftWarning, "")
+		v.draftPreview.SetText("")
+		v.add.Disable()
+		return
+	}
+	v.draftLine.SetText("Will write this line to " + filepath.Base(v.view.File) + ":  " + d.Line)
+	setOptional(v.draftWarning, d.Warning)
+	v.draftPreview.SetText(d.Preview)
+	v.add.Enable()
+}
+
+// onAdd writes the typed rule.
+func (v *prefsView) onAdd() {
+	r, err := v.model.Add(v.scope(), v.input.Text)
+	if err != nil {
+		v.status.SetText("Not added: " + err.Error())
+		return
+	}
+	v.input.SetText("")
+	v.reload()
+	v.status.SetText("Added " + prefs.FormatList(r.Tokens) + " at line " + strconv.Itoa(r.Line) + ".")
+}
+
+// onRemove removes the selected rule.
+func (v *prefsView) onRemove() {
+	if v.selectedRule < 0 || v.selectedRule >= len(v.view.Rules) {
+		return
+	}
+	r := v.view.Rules[v.selectedRule].Rule
+	if err := v.model.Remove(v.scope(), r); err != nil {
+		v.status.SetText("Not removed: " + err.Error())
+		return
+	}
+	v.reload()
+	v.status.SetText("Removed " + prefs.FormatList(r.Tokens) + ".")
+}
+
+// onOpen opens the scope's file in the system editor, creating an empty
+// file first so there is something to open.
+func (v *prefsView) onOpen() {
+	if v.openURL == nil || v.view.File == "" {
+		return
+	}
+	if _, err := os.Stat(v.view.File); os.IsNotExist(err) {
+		if err := os.MkdirAll(filepath.Dir(v.view.File), 0o700); err == nil {
+			_ = prefs.WriteFileAtomic(v.view.File, nil, 0o600)
+		}
+	}
+	u := &url.URL{Scheme: "file", Path: filepath.ToSlash(v.view.File)}
+	if err := v.openURL(u); err != nil {
+		v.status.SetText("Could not open the editor: " + err.Error() + ". The file is " + v.view.File)
+	}
+}
+
+// onTrust confirms the rules the review showed.
+func (v *prefsView) onTrust() {
+	if err := v.model.Trust(v.scope().Project, v.shownUntrusted); err != nil {
+		v.status.SetText("Not trusted: " + err.Error())
+		return
+	}
+	v.reload()
+	v.status.SetText("Trusted. Rules changed again since the review stay inactive.")
+}
+
+// onStartAtLogin installs or removes the autostart entry.
+func (v *prefsView) onStartAtLogin(on bool) {
+	if err := v.autostart.Set(on); err != nil {
+		v.status.SetText(err.Error())
+		v.startAtLogin.Checked = !on
+		v.startAtLogin.Refresh()
+	}
+}

@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// newTestCard returns a card window on the test driver with a fake clock.
+func newTestCard(t *testing.T, rules RuleAdder) (*cardWindow, *fakeClock, *Queue) {
+	t.Helper()
+	a := test.NewTempApp(t)
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 48, 0, time.UTC)}
+	q := &Queue{}
+	m := &CardModel{Queue: q, Rules: rules, Now: clock.Now}
+	v := newCardView(m, func() []prefs.PastCommand {
+		return []prefs.PastCommand{{Argv: []string{"ls", "-la"}}, {Argv: []string{"go", "vet"}}, {Argv: []string{"ls"}}}
+	})
+	cw := newCardWindow(a, v, nil)
+	t.Cleanup(v.stopArmTimer)
+	return cw, clock, q
+}
+
+// arm advances the clock past the arming delay and lets the view enable
+// its buttons, as its timer does.
+func arm(cw *cardWindow, clock *fakeClock) {
+	clock.Add(ArmDelay)
+	cw.view.setArmed(cw.view.model.Armed())
+}
+
+func TestCardViewInertThenDeny(t *testing.T) {
+	cw, clock, q := newTestCard(t, &memRules{})
+	ch := ask(t, context.Background(), q, request("a", "go", "test", "./..."))
+	cw.refresh()
+	require.True(t, cw.visible)
+	v := cw.view
+	assert.Equal(t, "go test ./...", v.command.Text)
+	assert.Equal(t, "1 of 1", v.position.Text)
+
+	// Everything pressed at once does nothing.
+	test.Tap(v.approve)
+	test.Tap(v.deny)
+	test.Tap(v.allow)
+	for range 6 {
+		cw.win.Canvas().FocusNext()
+		if f := cw.win.Canvas().Focused(); f != nil {
+			f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+			f.TypedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
+		}
+	}
+	assert.Equal(t, 1, q.Len(), "nothing answered while inert")
+	assert.False(t, v.allowPanel.Visible())
+
+	arm(cw, clock)
+	test.Type(v.message, "use make test")
+	test.Tap(v.deny)
+	r := result(t, ch)
+	assert.False(t, r.answer.Approved)
+	assert.Equal(t, "use make test", r.answer.Message)
+	cw.refresh()
+	assert.False(t, cw.visible, "the card hides when nothing waits")
+}
+
+func TestCardViewApproveIsNeverFocused(t *testing.T) {
+	cw, clock, q := newTestCard(t, &memRules{})
+	ch := ask(t, context.Background(), q, request("a", "ls"))
+	cw.refresh()
+	arm(cw, clock)
+	_, focusable := any(cw.view.approve).(fyne.Focusable)
+	assert.False(t, focusable, "the Approve button cannot take focus")
+	assert.Nil(t, cw.win.Canvas().Focused(), "nothing is focused when the card appears")
+	for range 20 {
+		cw.win.Canvas().FocusNext()
+		assert.NotEqual(t, fyne.CanvasObject(cw.view.approve), cw.win.Canvas().Focused())
+	}
+	test.Tap(cw.view.approve)
+	assert.True(t, result(t, ch).answer.Approved)
+}
+
+func TestCardViewEscHidesAndKeepsPending(t *testing.T) {
+	cw, clock, q := newTestCard(t, &memRules{})
+	ask(t, context.Background(), q, request("a", "ls"))
+	cw.refresh()
+	arm(cw, clock)
+	cw.win.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	assert.False(t, cw.visible)
+	assert.True(t, cw.view.model.Hidden())
+	assert.Equal(t, 1, q.Len(), "Esc neither approves nor denies")
+	test.Tap(cw.view.approve)
+	assert.Equal(t, 1, q.Len())
+
+	// A second proposal does not force the hidden card back; the person
+	// brings it back, re-armed.
+	ask(t, context.Background(), q, request("b", "ls"))
+	cw.refresh()
+	assert.False(t, cw.visible)
+	cw.showAgain()
+	assert.True(t, cw.visible)
+	assert.Equal(t, "1 of 2", cw.view.position.Text)
+	assert.False(t, cw.view.model.Armed())
+}
+
+func TestCardViewAlwaysAllowPanel(t *testing.T) {
+	rules := &memRules{}
+	cw, clock, q := newTestCard(t, rules)
+	ch := ask(t, context.Background(), q, request("a", "ls", "-la"))
+	cw.refresh()
+	arm(cw, clock)
+	v := cw.view
+	test.Tap(v.allow)
+	require.True(t, v.allowPanel.Visible())
+	assert.False(t, v.model.Armed(), "opening the panel changes the card: re-armed")
+	test.Tap(v.confirm)
+	assert.Equal(t, 1, q.Len())
+	arm(cw, clock)
+
+	assert.Equal(t, []string{"Program: ls (any arguments)", "Exact command: ls -la"}, v.what.Options)
+	assert.Equal(t, []string{"Global", "Provider «claude»", "Project «repo»"}, v.where.Options)
+	assert.Contains(t, v.preview.Text, "Would have allowed 2 of your last 3 commands")
+	assert.False(t, v.warning.Visible())
+	v.where.SetSelected("Provider «claude»")
+	test.Tap(v.confirm)
+	assert.True(t, result(t, ch).answer.Approved)
+	require.Len(t, rules.added, 1)
+	assert.Equal(t, prefs.Rule{Tokens: []string{"ls"}, Scope: prefs.ScopeProvider, Provider: "claude"}, rules.added[0])
+}
+
+func TestCardViewLauncherWarning(t *testing.T) {
+	rules := &memRules{}
+	cw, clock, q := newTestCard(t, rules)
+	ask(t, context.Background(), q, request("a", "bash", "-c", "rm -rf build"))
+	cw.refresh()
+	arm(cw, clock)
+	v := cw.view
+	test.Tap(v.allow)
+	arm(cw, clock)
+	assert.Equal(t, "Exact command: bash -c 'rm -rf build'", v.what.Selected, "launchers default to the exact command")
+	assert.False(t, v.warning.Visible())
+	v.what.SetSelected("Program: bash (any arguments)")
+	assert.True(t, v.warning.Visible())
+	assert.Contains(t, v.warning.Text, "Allow the exact command instead: bash -c 'rm -rf build'")
+	test.Tap(v.useExact)
+	assert.Equal(t, "Exact command: bash -c 'rm -rf build'", v.what.Selected)
+	test.Tap(v.confirm)
+	require.Len(t, rules.added, 1)
+	assert.Equal(t, []string{"bash", "-c", "rm -rf build"}, rules.added[0].Tokens)
+}
+
+func TestCardMarkup(t *testing.T) {
+	cw, _, q := newTestCard(t, &memRules{})
+	req := request("a", "printf", "%s", "safe\u202eexe.sh")
+	req.Expires = time.Date(2026, 1, 1, 10, 10, 0, 0, time.UTC)
+	ask(t, context.Background(), q, req)
+	ask(t, context.Background(), q, request("b", "ls"))
+	cw.refresh()
+	cw.win.Resize(CardSize)
+	test.AssertRendersToMarkup(t, "../../testdata/ui/card.xml", cw.win.Canvas())
+}
+
+func TestProcessesViewFiltersAndCancel(t *testing.T) {
+	test.NewTempApp(t)
+	dir := t.TempDir()
+	for i, st := range []exec.State{exec.StateRunning, exec.StateExited} {
+		writeRecord(t, dir, exec.Record{ID: []string{"r0", "r1"}[i], Argv: []string{"sleep", "9"}, Provider: []string{"claude", "codex"}[i],
+			ProjectRoot: "/p/a", State: st, StartedAt: time.Unix(int64(i), 0), HostKind: exec.HostCLI})
+	}
+	m := &ProcessesModel{StateDir: dir}
+	require.NoError(t, m.LoadAll())
+	g := &fakeGate{}
+	v := newProcessesView(m, g, nil, func() {})
+	w := test.NewTempWindow(t, v.root)
+	w.Resize(fyne.NewSize(960, 600))
+	v.refresh()
+	assert.Equal(t, "2 runs", v.count.Text)
+	v.providerSel.SetSelected("claude")
+	assert.Equal(t, 1, m.Len())
+	assert.Equal(t, "1 runs", v.count.Text)
+	v.table.Select(widgetCell(0, 1))
+	assert.Equal(t, "r0", v.selected)
+	assert.Contains(t, v.changes.Text, "reported when the run ends")
+	test.Tap(v.cancel)
+	assert.Equal(t, []string{"r0"}, g.cancelled)
+	v.providerSel.SetSelected(allChoice)
+	test.Tap(v.cancelAll)
+	assert.Equal(t, []string{"r0", "r0"}, g.cancelled, "Cancel all: the running runs shown")
+}
+
+// widgetCell returns the table cell id of row and col.
+func widgetCell(row, col int) widget.TableCellID { return widget.TableCellID{Row: row, Col: col} }

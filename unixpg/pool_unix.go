@@ -1,0 +1,351 @@
+//go:build unix
+
+package unixpg
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Supervisors are reused: starting one costs a whole Go runtime start-up of
+// the host binary (milliseconds for a binary that links a GUI toolkit), so
+// after a run whose tree is completely gone the supervisor goes back to a
+// small pool of idle ones. An idle supervisor holds nothing of any run (its
+// 0, 1 and 2 are /dev/null, its only other descriptor is the control
+// socket) and has no child.
+
+// poolLimits bounds how many supervisors wait idle and for how long.
+type poolLimits struct {
+	// maxIdle is the most idle supervisors kept; one returning to a full
+	// pool is retired.
+	maxIdle int
+	// idleTimeout is how long a supervisor stays idle before it is
+	// retired, so that nothing lingers when no command runs.
+	idleTimeout time.Duration
+	// retireKillAfter is how long a retired supervisor has to exit by
+	// itself (ending a tree it may still hold) before it is SIGKILLed.
+	retireKillAfter time.Duration
+}
+
+var (
+	// limitsMu guards limits, which tests change.
+	limitsMu sync.Mutex
+	// limits are the pool's limits in force.
+	limits = poolLimits{maxIdle: 4, idleTimeout: 2 * time.Minute, retireKillAfter: 5 * time.Second}
+)
+
+// currentLimits returns the pool's limits in force.
+func currentLimits() poolLimits {
+	limitsMu.Lock()
+	defer limitsMu.Unlock()
+	return limits
+}
+
+// supervisorConn is the host's side of one supervisor process.
+type supervisorConn struct {
+	// proc is the supervisor process; the reader goroutine waits for it.
+	proc *os.Process
+	// ctrl is the host's end of the control socket (close-on-exec,
+	// non-blocking, so Close interrupts the reader).
+	ctrl *os.File
+	// msgs receives each status line the supervisor sends; it is closed
+	// when the reader stops (end of file, read or protocol error).
+	msgs chan statusMsg
+	// broken is set, before msgs is closed, once the reader stopped.
+	broken atomic.Bool
+	// readErr says why the reader stopped; final once msgs is closed.
+	readErr error
+	// exited is closed once the supervisor process was reaped.
+	exited chan struct{}
+	// exitHow says how the supervisor ended; final once exited is closed.
+	exitHow string
+	// retireOnce makes retire idempotent.
+	retireOnce sync.Once
+	// idleTimer retires the supervisor when it stays idle too long;
+	// guarded by supervisors.mu.
+	idleTimer *time.Timer
+	// idleGen counts the times the supervisor entered the pool, so that a
+	// timer from an earlier idle period cannot retire it; guarded by
+	// supervisors.mu.
+	idleGen uint64
+}
+
+// spawnSupervisor starts a new supervisor: the host binary re-executed with
+// the hidden argument and the environment marker as its whole environment,
+// /dev/null as 0, 1 and 2, and its end of a fresh control socket as fd 3.
+// No other descriptor of the host reaches it.
+func spawnSupervisor() (*supervisorConn, error) {
+	exe, err := executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding agentgate's own executable to run the supervisor: %v", err)
+	}
+	null, err := devNull()
+	if err != nil {
+		return nil, fmt.Errorf("opening %s for the supervisor: %v", os.DevNull, err)
+	}
+	hostEnd, supEnd, err := controlSocketpair()
+	if err != nil {
+		return nil, fmt.Errorf("creating the supervisor's control socket: %v", err)
+	}
+	proc, err := startSupervisor(exe, &os.ProcAttr{
+		Env:   []string{superviseEnvKey + "=" + superviseEnvValue},
+		Files: []*os.File{null, null, null, supEnd},
+		Sys:   supervisorSysProcAttr(),
+	})
+	supEnd.Close()
+	if err != nil {
+		hostEnd.Close()
+		return nil, fmt.Errorf("starting the supervisor %s: %v", exe, err)
+	}
+	sc := &supervisorConn{proc: proc, ctrl: hostEnd, msgs: make(chan statusMsg, 4), exited: make(chan struct{})}
+	go sc.read()
+	return sc, nil
+}
+
+// controlSocketpair returns both ends of a new Unix stream socketpair, both
+// close-on-exec (created under syscall.ForkLock so that no concurrent fork
+// of the host inherits them); the host's end is non-blocking.
+func controlSocketpair() (hostEnd, supEnd *os.File, err error) {
+	syscall.ForkLock.RLock()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err == nil {
+		unix.CloseOnExec(fds[0])
+		unix.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return nil, nil, os.NewSyscallError("socketpair", err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, os.NewSyscallError("setnonblock", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "agentgate-supervisor-control"),
+		os.NewFile(uintptr(fds[1]), "agentgate-supervisor-control-peer"), nil
+}
+
+// read forwards the supervisor's status lines to msgs until end of file, a
+// read error, an unparsable line or more unread lines than the protocol
+// allows; then it marks the supervisor broken, retires it and reaps it.
+func (sc *supervisorConn) read() {
+	r := bufio.NewReader(sc.ctrl)
+	for sc.readErr == nil {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			sc.readErr = fmt.Errorf("reading its control socket: %w", err)
+			break
+		}
+		msg, err := parseStatus(line)
+		if err != nil {
+			sc.readErr = err
+			break
+		}
+		select {
+		case sc.msgs <- msg:
+		default:
+			sc.readErr = fmt.Errorf("it sent status lines nobody asked for (last %q)", line)
+		}
+		// An idle supervisor has nothing to say. (A line that arrives
+		// before its run's watcher puts it back stays in msgs, and put
+		// refuses it.)
+		if supervisors.holds(sc) {
+			sc.readErr = fmt.Errorf("it sent %q while idle", line)
+		}
+	}
+	sc.broken.Store(true)
+	close(sc.msgs)
+	supervisors.remove(sc)
+	sc.retire()
+	state, err := sc.proc.Wait()
+	if err != nil {
+		sc.exitHow = err.Error()
+	} else {
+		sc.exitHow = state.String()
+	}
+	close(sc.exited)
+}
+
+// retire ends the supervisor: it closes the control socket, which is the
+// supervisor's lifeline (an idle one exits, a running one SIGKILLs and
+// sweeps its tree, then exits), and SIGKILLs it if it has not exited after
+// poolLimits.retireKillAfter. It returns at once; exited tells when it is gone.
+func (sc *supervisorConn) retire() {
+	sc.retireOnce.Do(func() {
+		sc.ctrl.Close()
+		time.AfterFunc(currentLimits().retireKillAfter, func() {
+			select {
+			case <-sc.exited:
+			default:
+				_ = sc.proc.Kill() // os.Process never signals after Wait returned
+			}
+		})
+	})
+}
+
+// healthy reports whether the supervisor can take a run: its reader runs
+// and no unexpected status line waits.
+func (sc *supervisorConn) healthy() bool {
+	return !sc.broken.Load() && len(sc.msgs) == 0
+}
+
+// sendRun sends a run line with the run's standard files attached as
+// SCM_RIGHTS. Fd puts each file in blocking mode, as os/exec does for the
+// files it passes, because the target shares the open file description.
+func (sc *supervisorConn) sendRun(line []byte, files [runFDs]*os.File) error {
+	var fds [runFDs]int
+	for i, f := range files {
+		fd := f.Fd()
+		if fd == ^uintptr(0) {
+			return fmt.Errorf("standard file %d (%s) is closed", i, f.Name())
+		}
+		fds[i] = int(fd)
+	}
+	rights := unix.UnixRights(fds[:]...)
+	rc, err := sc.ctrl.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var n int
+	var serr error
+	err = rc.Write(func(fd uintptr) bool {
+		n, serr = unix.SendmsgN(int(fd), line, rights, nil, 0)
+		return serr != unix.EAGAIN
+	})
+	runtime.KeepAlive(files)
+	if err == nil {
+		err = serr
+	}
+	if err == nil && n < len(line) {
+		_, err = sc.ctrl.Write(line[n:]) // the descriptors went with the first part
+	}
+	return err
+}
+
+// writeControl sends one term or kill line. A write error means the
+// supervisor is gone, which its reader reports; it is dropped here.
+func (sc *supervisorConn) writeControl(verb string) {
+	_, _ = sc.ctrl.Write([]byte(verb + "\n"))
+}
+
+// pool holds idle supervisors. Its zero value is an empty pool.
+type pool struct {
+	// mu guards every field and the supervisors' idle fields.
+	mu sync.Mutex
+	// idle is a stack: the most recently used supervisor is last and is
+	// taken first, so that rarely used ones reach their idle timeout.
+	idle []*supervisorConn
+	// spareComing is true while a spare supervisor is being started.
+	spareComing bool
+}
+
+// supervisors is the host's pool of idle supervisors.
+var supervisors pool
+
+// get returns an idle supervisor (reused true) or, when none is idle, a new
+// one. A new one also starts a spare in the background, unless one is
+// already coming, so that the next concurrent Start finds it ready.
+func (pl *pool) get() (sc *supervisorConn, reused bool, err error) {
+	pl.mu.Lock()
+	for len(pl.idle) > 0 {
+		sc = pl.idle[len(pl.idle)-1]
+		pl.idle = pl.idle[:len(pl.idle)-1]
+		sc.idleTimer.Stop()
+		if sc.healthy() {
+			pl.mu.Unlock()
+			return sc, true, nil
+		}
+		sc.retire() // its reader is already reaping it
+	}
+	spare := !pl.spareComing
+	pl.spareComing = true
+	pl.mu.Unlock()
+	if spare {
+		go pl.addSpare()
+	}
+	sc, err = spawnSupervisor()
+	return sc, false, err
+}
+
+// addSpare starts a supervisor and puts it at the bottom of the pool (it is
+// taken once the warmer ones are in use), or retires it if the pool is
+// full. A failure is not reported: the next Start meets it again.
+func (pl *pool) addSpare() {
+	sc, err := spawnSupervisor()
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.spareComing = false
+	if err == nil {
+		pl.putLocked(sc, true)
+	}
+}
+
+// put returns a supervisor whose run is over to the pool. It is retired
+// instead when it is not healthy or the pool is full (poolLimits.maxIdle).
+func (pl *pool) put(sc *supervisorConn) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.putLocked(sc, false)
+}
+
+// putLocked is put with pl.mu held; bottom puts sc where it is taken last.
+func (pl *pool) putLocked(sc *supervisorConn, bottom bool) {
+	lim := currentLimits()
+	if !sc.healthy() || len(pl.idle) >= lim.maxIdle {
+		sc.retire()
+		return
+	}
+	if bottom {
+		pl.idle = slices.Insert(pl.idle, 0, sc)
+	} else {
+		pl.idle = append(pl.idle, sc)
+	}
+	sc.idleGen++
+	gen := sc.idleGen
+	sc.idleTimer = time.AfterFunc(lim.idleTimeout, func() { pl.expire(sc, gen) })
+}
+
+// expire retires sc if it is still idle since the period numbered gen.
+func (pl *pool) expire(sc *supervisorConn, gen uint64) {
+	pl.mu.Lock()
+	still := sc.idleGen == gen && pl.removeLocked(sc)
+	pl.mu.Unlock()
+	if still {
+		sc.retire()
+	}
+}
+
+// remove takes sc out of the pool if it is there.
+func (pl *pool) remove(sc *supervisorConn) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.removeLocked(sc)
+}
+
+// holds reports whether sc is idle in the pool.
+func (pl *pool) holds(sc *supervisorConn) bool {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return slices.Contains(pl.idle, sc)
+}
+
+// removeLocked takes sc out of the pool and stops its idle timer; it
+// reports whether sc was there.
+func (pl *pool) removeLocked(sc *supervisorConn) bool {
+	i := slices.Index(pl.idle, sc)
+	if i < 0 {
+		return false
+	}
+	pl.idle = slices.Delete(pl.idle, i, i+1)
+	sc.idleTimer.Stop()
+	return true
+}
