@@ -58,6 +58,9 @@ func TestAllowedByRuleRunsAndRecordsProvenance(t *testing.T) {
 			if e.Rule == nil || e.Rule.Scope != "global" || e.Rule.File != rule.File || e.Rule.Line != rule.Line || e.Rule.Text != "echo" {
 				t.Fatalf("decision rule = %+v", e.Rule)
 			}
+			if e.Executable != res.Executable || e.Cwd != b.Project || e.TimeoutMS != 120000 || e.StdinSHA256 == "" {
+				t.Fatalf("decision not bound to the command: %+v", e)
+			}
 		case audit.KindRunStart:
 			if e.PID <= 0 || e.Executable != res.Executable {
 				t.Fatalf("run_start = %+v", e)
@@ -592,5 +595,34 @@ func TestOutputStreamsAndCursors(t *testing.T) {
 	}
 	if _, err := c.Output(ctx, wire.OutputParams{RunID: res.RunID, Stream: "stdin"}); refusalCode(t, err) != "jsonrpc_-32602" {
 		t.Fatalf("bad stream = %v", err)
+	}
+}
+
+func TestSessionForgetsOldestFinishedRuns(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.Options{MaxFinishedPerSession: 3})
+	b.Allow(t, "echo")
+	c := b.Session(t, "")
+	ctx := ctxT(t)
+	var ids []string
+	for i := range 5 {
+		res, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"echo", string(rune('a' + i))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.WaitDone(ctx, res.RunID); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.RunID)
+	}
+	l, err := c.List(ctx)
+	if err != nil || len(l.Runs) != 3 || l.Runs[0].RunID != ids[2] || l.Runs[2].RunID != ids[4] {
+		t.Fatalf("list = %+v, %v; want the newest 3", l.Runs, err)
+	}
+	zero := int64(0)
+	if _, err := c.Wait(ctx, wire.WaitParams{RunID: ids[0], WaitMS: &zero}); refusalCode(t, err) != wire.RefuseNotFound {
+		t.Fatalf("wait on a forgotten run = %v", err)
+	}
+	if _, ok := b.Executor.Get(ids[0]); ok {
+		t.Fatalf("the executor still holds a forgotten run")
 	}
 }

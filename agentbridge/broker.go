@@ -263,7 +263,7 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	if b.cfg.Rules != nil {
 		if d := b.cfg.Rules.Decide(cmd.Argv, s.Provider, s.ProjectRoot); d.Allowed && d.Rule != nil {
 			t.rule = ruleRef(d.Rule)
-			b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)})
+			b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, t))
 			if werr := b.admit(t, settings); werr != nil {
 				return wire.ProposeResult{}, werr
 			}
@@ -404,7 +404,7 @@ func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings
 			b.setState(t, wire.StateQueued, nil)
 		}
 		b.mu.Unlock()
-		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionApproved, By: r.ans.By, Message: r.ans.Message})
+		b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionApproved, By: r.ans.By, Message: r.ans.Message}, t))
 		if t.hook {
 			b.finishHook(t, "allow")
 			return
@@ -425,7 +425,7 @@ func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings
 		}
 		b.setState(t, wire.StateDenied, wire.Refuse(wire.RefuseDenied, msg))
 		b.mu.Unlock()
-		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionDenied, By: r.ans.By, Message: r.ans.Message})
+		b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionDenied, By: r.ans.By, Message: r.ans.Message}, t))
 		b.forgetHook(t)
 	case errors.Is(r.err, context.DeadlineExceeded):
 		b.setState(t, wire.StateExpired, wire.Refuse(wire.RefuseExpired, fmt.Sprintf("nobody answered within %v, so the proposal expired and nothing ran; propose it again when the person is available", settings.ApprovalExpiry)))
@@ -523,6 +523,7 @@ func (b *Broker) runEnded(t *ticket) {
 	b.setState(t, string(rec.State), nil)
 	if t.session.closed { // nobody can ask about it any more
 		delete(b.tickets, t.id)
+		b.cfg.Executor.Forget(t.id)
 	}
 	b.mu.Unlock()
 	b.releaseSlot()
@@ -558,6 +559,7 @@ func (b *Broker) addToSession(s *Session, t *ticket) {
 	for _, old := range s.runs {
 		if excess > 0 && old.final() {
 			delete(b.tickets, old.id)
+			b.cfg.Executor.Forget(old.id)
 			excess--
 			continue
 		}
@@ -589,6 +591,20 @@ func (b *Broker) record(s *Session, e audit.Entry) error {
 		fmt.Fprintf(os.Stderr, "agentgate: audit log: %v\n", err)
 	}
 	return err
+}
+
+// bound adds to a decision entry the exact command it is bound to (SPEC §1
+// step 5): resolved executable, working directory, timeout and stdin hash;
+// a hook question's command line instead.
+func bound(e audit.Entry, t *ticket) audit.Entry {
+	if t.hook {
+		e.CommandLine, e.ThroughAgentShell = t.req.CommandLine, true
+		return e
+	}
+	cmd := t.req.Command
+	e.Argv, e.Executable, e.Cwd, e.TimeoutMS = cmd.Argv, cmd.Executable, cmd.Dir, cmd.Timeout.Milliseconds()
+	e.StdinBytes, e.StdinSHA256 = len(cmd.Stdin), cmd.StdinSHA256
+	return e
 }
 
 // ruleRef converts a prefs rule for the protocol.

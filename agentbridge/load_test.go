@@ -2,6 +2,7 @@ package agentbridge_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/agentbridge/client"
 	"github.com/agentgate/agentgate/agentbridge/wire"
+	agentexec "github.com/agentgate/agentgate/exec"
 )
 
 // heapInUse returns the live heap after a collection.
@@ -151,9 +153,29 @@ func BenchmarkRawExecTrue(b *testing.B) {
 	}
 }
 
+// executorBaseline measures the mean duration of n runs of `true` straight
+// through the executor (validate, start, wait): what the bridge adds is the
+// difference.
+func executorBaseline(b testing.TB, br *bridgetest.Bridge, n int) time.Duration {
+	ctx := context.Background()
+	start := time.Now()
+	for range n {
+		cmd, err := agentexec.Validate(agentexec.Proposal{Argv: []string{"true"}, ProjectRoot: br.Project}, os.Getenv("PATH"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run, err := br.Executor.Start(cmd, agentexec.Meta{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		run.Wait(ctx)
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
 // BenchmarkBridgeTrue measures propose → exit of an allow-listed `true`
-// over the socket, reporting the ratio to raw os/exec measured in the same
-// run (target ≤ 2.5×).
+// over the socket, reporting the ratio to raw os/exec (target ≤ 2.5×) and to
+// the executor alone, both measured in the same run.
 func BenchmarkBridgeTrue(b *testing.B) {
 	br := bridgetest.Start(b, bridgetest.Options{})
 	br.Allow(b, "true")
@@ -161,6 +183,7 @@ func BenchmarkBridgeTrue(b *testing.B) {
 	ctx := context.Background()
 	proposeToExit(b, ctx, c, []string{"true"}) // warm up
 	raw := rawBaseline(b, 50)
+	direct := executorBaseline(b, br, 50)
 	start := time.Now()
 	n := 0
 	for b.Loop() {
@@ -169,7 +192,9 @@ func BenchmarkBridgeTrue(b *testing.B) {
 	}
 	per := time.Since(start) / time.Duration(n)
 	b.ReportMetric(float64(raw.Microseconds()), "raw-µs/op")
+	b.ReportMetric(float64(direct.Microseconds()), "executor-µs/op")
 	b.ReportMetric(float64(per)/float64(raw), "x-raw")
+	b.ReportMetric(float64(per)/float64(direct), "x-executor")
 }
 
 // BenchmarkBridgeConcurrent50 runs propose → exit of `true` from 50

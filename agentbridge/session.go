@@ -294,7 +294,8 @@ func (s *Session) HookAsk(ctx context.Context, p wire.HookAskParams) (wire.HookA
 
 // Close ends the session when its connection closes: its pending proposals
 // are withdrawn (audited); queued and running runs go on to their bounds —
-// the person can see and cancel them in the Processes window.
+// the person can see and cancel them in the Processes window. Finished runs
+// are forgotten from memory (their records stay on disk).
 func (s *Session) Close() {
 	s.b.mu.Lock()
 	if s.closed {
@@ -316,6 +317,7 @@ func (s *Session) Close() {
 	for _, t := range s.runs {
 		if t.final() {
 			delete(s.b.tickets, t.id)
+			s.b.cfg.Executor.Forget(t.id) // its record stays on disk for the Processes window
 		}
 	}
 	s.b.mu.Unlock()

@@ -107,7 +107,7 @@ type runCommandIn struct {
 	// Cwd is the working directory.
 	Cwd string `json:"cwd,omitempty" jsonschema:"working directory relative to the project root (default: the root); must stay inside the project"`
 	// Stdin is text fed to the command.
-	Stdin string `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input (at most 1 MiB); default none"`
+	Stdin string `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input (at most 512 KiB); default none"`
 	// TimeoutMS bounds the run.
 	TimeoutMS int64 `json:"timeout_ms,omitempty" jsonschema:"time limit in milliseconds, 1 to 600000 (default 120000); the command and everything it started are ended when it passes"`
 	// Reason is shown to the person.

@@ -22,8 +22,9 @@ const (
 	// MaxTimeout is the largest timeout a proposal may ask for; there is no
 	// unlimited setting.
 	MaxTimeout = 600 * time.Second
-	// MaxStdin is the largest stdin a proposal may carry, in bytes.
-	MaxStdin = 1 << 20
+	// MaxStdin is the largest stdin a proposal may carry, in bytes: 512 KiB,
+	// so that it fits, even base64-encoded, in one 1 MiB bridge frame.
+	MaxStdin = 512 << 10
 )
 
 // State is where a run is in its life. The zero value is not a valid state.

@@ -193,7 +193,7 @@ func Validate(p Proposal, pathEnv string) (Command, error) {
 		}
 	}
 	if len(p.Stdin) > MaxStdin {
-		return Command{}, refusef(CodeStdinTooLarge, "stdin is %d bytes, more than the limit of %d bytes (1 MiB); pass large input as a file inside the project instead", len(p.Stdin), MaxStdin)
+		return Command{}, refusef(CodeStdinTooLarge, "stdin is %d bytes, more than the limit of %d bytes (512 KiB); pass large input as a file inside the project instead", len(p.Stdin), MaxStdin)
 	}
 	timeout := p.Timeout
 	if timeout == 0 {

@@ -99,7 +99,7 @@ func TestValidateRefusals(t *testing.T) {
 		{"background", Proposal{Argv: []string{"tool", "&"}}, CodeRedirectionToken, []string{`argv[1] "&"`}},
 		{"list", Proposal{Argv: []string{"tool", "&&", "tool"}}, CodeRedirectionToken, []string{`argv[1] "&&"`}},
 		{"program is operator", Proposal{Argv: []string{";"}}, CodeRedirectionToken, []string{`argv[0] ";"`}},
-		{"stdin too large", Proposal{Argv: []string{"tool"}, Stdin: make([]byte, MaxStdin+1)}, CodeStdinTooLarge, []string{"1048577"}},
+		{"stdin too large", Proposal{Argv: []string{"tool"}, Stdin: make([]byte, MaxStdin+1)}, CodeStdinTooLarge, []string{"524289"}},
 		{"timeout negative", Proposal{Argv: []string{"tool"}, Timeout: -time.Second}, CodeTimeoutOutOfRange, []string{"1 ms", "10m0s", "600000 ms"}},
 		{"timeout too large", Proposal{Argv: []string{"tool"}, Timeout: MaxTimeout + time.Millisecond}, CodeTimeoutOutOfRange, []string{"between 1 ms and 10m0s"}},
 		{"timeout below 1ms", Proposal{Argv: []string{"tool"}, Timeout: time.Microsecond}, CodeTimeoutOutOfRange, []string{"1 ms"}},

@@ -377,14 +377,14 @@ func (c AllowChoice) ScopeLabel() string {
 	return "Global"
 }
 
-// Label names the choice: "program git → Global", "exact command git
-// status → Project «myrepo»".
+// Label names the choice: "program git into Global", "exact command git
+// status into Project «myrepo»".
 func (c AllowChoice) Label(req *agentbridge.ApprovalRequest) string {
 	what := "program " + display.Command(c.Tokens(req))
 	if c.Kind == AllowExact {
 		what = "exact command " + display.Command(c.Tokens(req))
 	}
-	return what + " → " + c.ScopeLabel()
+	return what + " into " + c.ScopeLabel()
 }
 
 // AllowChoices returns the "Always allow" menu for req: for the program

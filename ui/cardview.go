@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"time"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -19,7 +20,7 @@ import (
 )
 
 // CardSize is the approval card window's size.
-var CardSize = fyne.NewSize(560, 560)
+var CardSize = fyne.NewSize(560, 610)
 
 // cardView is the approval card's widgets, bound to a CardModel. Every
 // method runs on the Fyne thread.
@@ -41,9 +42,11 @@ type cardView struct {
 	armTimer *time.Timer
 
 	// The widgets, top to bottom.
-	title, position                         *widget.Label
-	prev, next                              *widget.Button
-	from, command, shellWarning             *widget.Label
+	title, position             *widget.Label
+	prev, next                  *widget.Button
+	from, command, shellWarning *widget.Label
+	// commandHint says when the command box must be scrolled.
+	commandHint                             *widget.Label
 	executable, cwd, timeout, stdin, expiry *widget.Label
 	reason                                  *widget.Label
 	reasonBox                               *fyne.Container
@@ -116,7 +119,10 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 	v.allowPanel.Hide()
 
 	commandScroll := container.NewVScroll(v.command)
-	commandScroll.SetMinSize(fyne.NewSize(0, 72))
+	commandScroll.SetMinSize(fyne.NewSize(0, 100))
+	v.commandHint = widget.NewLabelWithStyle("The command is longer than the box: scroll it to read all of it.", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
+	v.commandHint.Importance = widget.WarningImportance
+	v.commandHint.Hide()
 	v.reasonBox = container.NewVBox(widget.NewLabelWithStyle("The agent says (its words, not verified):", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.reason)
 	facts := container.New(layout.NewFormLayout(),
 		fieldLabel("From"), v.from,
@@ -128,7 +134,7 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 	)
 	body := container.NewVBox(
 		widget.NewLabelWithStyle("Command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		commandScroll, v.shellWarning, facts, v.reasonBox, v.allowPanel,
+		commandScroll, v.commandHint, v.shellWarning, facts, v.reasonBox, v.allowPanel,
 	)
 	header := container.NewBorder(nil, nil, nil, container.NewHBox(v.position, v.prev, v.next), v.title)
 	buttons := container.NewGridWithColumns(3, v.deny, v.allow, v.approve)
@@ -177,6 +183,12 @@ func (v *cardView) refresh() bool {
 	}
 	v.from.SetText(c.From)
 	v.command.SetText(c.Command)
+	// About 60 monospace characters fit a line and 4 lines the box.
+	if utf8.RuneCountInString(c.Command) > 4*60 {
+		v.commandHint.Show()
+	} else {
+		v.commandHint.Hide()
+	}
 	setOptional(v.shellWarning, c.ThroughShell)
 	v.executable.SetText(c.Executable)
 	v.cwd.SetText(c.Cwd)

@@ -203,7 +203,8 @@ func TestEndToEnd(t *testing.T) {
 	requireDisplay(t)
 	bin := buildApp(t)
 	shots := os.Getenv("AGENTGATE_SCREENSHOTS")
-	e := startApp(t, bin)
+	theme := "FYNE_THEME=light"
+	e := startApp(t, bin, theme)
 	marker := func(n int) string { return filepath.Join(e.project, fmt.Sprintf("marker%d", n)) }
 
 	// 1. Keys pressed at once approve nothing.

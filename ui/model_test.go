@@ -3,8 +3,8 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,9 +246,9 @@ func TestAllowChoices(t *testing.T) {
 		labels = append(labels, c.Label(req))
 	}
 	assert.Equal(t, []string{
-		"program ls → Global", "program ls → Provider «claude»", "program ls → Project «repo»",
-		"exact command ls -la → Global", "exact command ls -la → Provider «claude»",
-		"exact command ls -la → Project «repo»",
+		"program ls into Global", "program ls into Provider «claude»", "program ls into Project «repo»",
+		"exact command ls -la into Global", "exact command ls -la into Provider «claude»",
+		"exact command ls -la into Project «repo»",
 	}, labels, "ls is no launcher: program first")
 
 	noProvider := request("b", "ls")

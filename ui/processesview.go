@@ -172,7 +172,11 @@ func (v *processesView) refresh() {
 	}
 	v.refreshFilters()
 	n := v.model.Len()
-	v.count.SetText(fmt.Sprintf("%d runs", n))
+	if n == 1 {
+		v.count.SetText("1 run")
+	} else {
+		v.count.SetText(fmt.Sprintf("%d runs", n))
+	}
 	v.cancelAll.Disable()
 	if len(v.model.Running()) > 0 {
 		v.cancelAll.Enable()

@@ -183,7 +183,7 @@ func TestProcessesViewFiltersAndCancel(t *testing.T) {
 	assert.Equal(t, "2 runs", v.count.Text)
 	v.providerSel.SetSelected("claude")
 	assert.Equal(t, 1, m.Len())
-	assert.Equal(t, "1 runs", v.count.Text)
+	assert.Equal(t, "1 run", v.count.Text)
 	v.table.Select(widgetCell(0, 1))
 	assert.Equal(t, "r0", v.selected)
 	assert.Contains(t, v.changes.Text, "reported when the run ends")

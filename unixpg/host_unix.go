@@ -3,6 +3,7 @@
 package unixpg
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,7 +103,11 @@ func Start(spec Spec) (*Process, error) {
 			}
 			return nil, containmentErr(spec.Path, "sending the run to the supervisor", err)
 		}
-		return startReply(spec.Path, sc)
+		p, unread, err := startReply(spec.Path, sc)
+		if reused && unread {
+			continue
+		}
+		return p, err
 	}
 }
 
@@ -110,26 +115,37 @@ func Start(spec Spec) (*Process, error) {
 // started Process or Start's error. A supervisor that reported an exec
 // failure is healthy and goes back to the pool; any other failure retires
 // it.
-func startReply(path string, sc *supervisorConn) (*Process, error) {
+//
+// unread is true when the supervisor died without answering and without
+// having read all of the run line: the kernel reports ECONNRESET to the
+// host when its peer closes with unread data, and the run line is the last
+// thing the host sent. The target was therefore never started, and Start
+// may give the run to another supervisor. (Where the kernel does not report
+// this, the run fails with ErrContainment instead: the safe direction.)
+func startReply(path string, sc *supervisorConn) (p *Process, unread bool, err error) {
 	msg, ok := <-sc.msgs
 	switch {
 	case ok && msg.Verb == statusStarted:
 		p := &Process{pid: msg.Num, sc: sc, active: true, done: make(chan struct{})}
 		go p.watch()
-		return p, nil
+		return p, false, nil
 	case ok && msg.Verb == statusExecFail:
 		supervisors.put(sc)
-		return nil, fmt.Errorf("start %q: %w", path, &os.PathError{Op: "exec", Path: path, Err: syscall.Errno(msg.Num)})
+		return nil, false, fmt.Errorf("start %q: %w", path, &os.PathError{Op: "exec", Path: path, Err: syscall.Errno(msg.Num)})
 	}
 	sc.retire()
 	switch {
 	case ok && msg.Verb == statusRefused:
-		return nil, containmentErr(path, "setting up the supervisor", fmt.Errorf("%s", msg.Text))
+		return nil, false, containmentErr(path, "setting up the supervisor", fmt.Errorf("%s", msg.Text))
 	case ok:
-		return nil, containmentErr(path, "starting the run", fmt.Errorf("the supervisor answered %q", formatStatus(msg)))
+		return nil, false, containmentErr(path, "starting the run", fmt.Errorf("the supervisor answered %q", formatStatus(msg)))
+	case errors.Is(sc.readErr, syscall.ECONNRESET):
+		<-sc.exited
+		return nil, true, containmentErr(path, "starting the run",
+			fmt.Errorf("the supervisor ended (%s) before reading the whole run", sc.exitHow))
 	default:
 		<-sc.exited
-		return nil, containmentErr(path, "starting the run",
+		return nil, false, containmentErr(path, "starting the run",
 			fmt.Errorf("the supervisor ended (%s) without answering: %v", sc.exitHow, sc.readErr))
 	}
 }

@@ -33,8 +33,10 @@ var treeMembers = []string{
 }
 
 // leaderScript builds the tree, waits until every member wrote its pid, and
-// then, by mode ($1): "exit" exits 0, "obey" waits with the default SIGTERM
-// action, "ignore" waits ignoring SIGTERM (as does every member it starts).
+// then, by mode ($1): "exit" exits 0 once the file "go" exists (startTree
+// creates it after checking that every member runs), "obey" waits with the
+// default SIGTERM action, "ignore" waits ignoring SIGTERM (as does every
+// member it starts).
 const leaderScript = `
 [ "$1" = ignore ] && trap '' TERM
 echo tree-ready
@@ -47,7 +49,10 @@ sh "$D/holder.sh" &
 for f in ignterm setsid dfork dfsetsid holder; do
 	while [ ! -s "$D/$f" ]; do sleep 0.01; done
 done
-[ "$1" = exit ] && exit 0
+if [ "$1" = exit ]; then
+	while [ ! -e "$D/go" ]; do sleep 0.01; done
+	exit 0
+fi
 while :; do sleep 1; done
 `
 
@@ -109,11 +114,14 @@ func startTree(t *testing.T, mode string) (*unixpg.Process, map[string]int, *os.
 	pids := readTreePids(t, dir)
 	pids["leader"] = p.Pid()
 	for name, pid := range pids {
-		if !unixpg.Alive(pid) && !(mode == "exit" && name == "leader") {
+		if !unixpg.Alive(pid) {
 			t.Fatalf("tree member %s (pid %d) is not running before the test acts", name, pid)
 		}
 	}
 	assertEscaped(t, p.Pid(), pids)
+	if err := os.WriteFile(dir+"/go", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return p, pids, r
 }
 

@@ -35,6 +35,8 @@ type Options struct {
 	Settings func(*prefs.Settings)
 	// OnShow is the app.show handler (nil: none).
 	OnShow func()
+	// MaxFinishedPerSession is passed to the broker (0: its default).
+	MaxFinishedPerSession int
 }
 
 // Bridge is a running test bridge. Everything is torn down by t.Cleanup.
@@ -110,7 +112,7 @@ func Start(t testing.TB, opts Options) *Bridge {
 		t.Fatalf("bridgetest: audit: %v", err)
 	}
 	cfg := agentbridge.Config{Executor: b.Executor, Rules: b.Rules, Audit: b.Audit, Settings: b.Settings,
-		PathEnv: os.Getenv("PATH"), StateDir: b.Paths.StateDir}
+		PathEnv: os.Getenv("PATH"), StateDir: b.Paths.StateDir, MaxFinishedPerSession: opts.MaxFinishedPerSession}
 	if !opts.NoApprover {
 		b.Approver = approvertest.New(opts.Steps...)
 		cfg.Approver = b.Approver
@@ -122,7 +124,21 @@ func Start(t testing.TB, opts Options) *Bridge {
 	if err != nil {
 		t.Fatalf("bridgetest: listen: %v", err)
 	}
-	b.Server = agentbridge.NewServer(b.Broker, agentbridge.ServerOptions{OnShow: opts.OnShow, Logf: t.Logf})
+	var logMu sync.Mutex
+	testOver := false
+	logf := func(format string, args ...any) { // t.Logf panics once the test is over
+		logMu.Lock()
+		defer logMu.Unlock()
+		if !testOver {
+			t.Logf(format, args...)
+		}
+	}
+	t.Cleanup(func() {
+		logMu.Lock()
+		testOver = true
+		logMu.Unlock()
+	})
+	b.Server = agentbridge.NewServer(b.Broker, agentbridge.ServerOptions{OnShow: opts.OnShow, Logf: logf})
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -138,7 +154,8 @@ func Start(t testing.TB, opts Options) *Bridge {
 		for _, r := range b.Executor.Runs() {
 			r.Wait(ctx)
 		}
-		b.Broker.Close()
+		b.Broker.Close() // waits for the broker's goroutines, which may forget runs
+		b.Executor.Flush()
 		b.Audit.Close()
 	})
 	return b

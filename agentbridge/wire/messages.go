@@ -81,7 +81,7 @@ type ProposeParams struct {
 	Argv []string `json:"argv"`
 	// Cwd is relative to the project root or absolute inside it; "" is the root.
 	Cwd string `json:"cwd"`
-	// Stdin is fed to the process, at most 1 MiB after decoding.
+	// Stdin is fed to the process, at most 512 KiB (exec.MaxStdin) after decoding.
 	Stdin string `json:"stdin,omitempty"`
 	// StdinEncoding is "" or "text" (Stdin is the UTF-8 text) or "base64".
 	StdinEncoding string `json:"stdin_encoding,omitempty"`
