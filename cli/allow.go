@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
 )
@@ -155,7 +156,7 @@ func scopeLabel(scope prefs.Scope, provider string) string {
 func allowCheck(e env, store *prefs.Store, argv []string, provider, root string) int {
 	d := store.Decide(argv, provider, root)
 	if d.Allowed && d.Rule != nil {
-		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), describeRule(d.Rule))
+		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), hook.DescribeRule(d.Rule))
 		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "not allowed: no active rule matches %s\n", display.Command(argv))

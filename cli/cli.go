@@ -8,8 +8,6 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +16,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/agentgate/agentgate/agentbridge/audit"
-	"github.com/agentgate/agentgate/agentbridge/client"
-	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -77,7 +73,7 @@ func dispatch(args []string, e env) int {
 		usage(e.stdout)
 		return 0
 	case "hook":
-		return runHook(args[1:], e.stdin, e.stdout, e.stderr, realHookDeps(e))
+		return hook.Run(args[1:], hook.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Paths: e.paths, Socket: e.socket, Home: e.home})
 	case "setup":
 		return runSetup(args[1:], setupEnv{
 			stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, isTerminal: e.stdinIsTerminal,
@@ -120,6 +116,7 @@ Commands:
                  stdio MCP server for agents (needs the desktop app)
   hook claude-code|gemini|codex
                  an agent's pre-tool hook: decide a shell command
+                 (agentgate-hook AGENT, beside agentgate, is the same, faster to start)
   setup claude-code|gemini|codex|mcp-json
                  add agentgate to an agent's settings
   help           show this help
@@ -127,74 +124,4 @@ Commands:
 Exit codes: 0 success; 1 the command ran and did not succeed, or not allowed
 (allow check); 2 agentgate declined, could not start it, or usage.
 `)
-}
-
-// realHookDeps connects the hook to the person's allow-lists, audit log and
-// desktop app. Everything is opened lazily: a tool call that is not a shell
-// command touches no file and no socket.
-func realHookDeps(e env) hookDeps {
-	var store *prefs.Store
-	var storeErr error
-	var log *audit.Log
-	return hookDeps{
-		decide: func(argv []string, provider, projectRoot string) prefs.Decision {
-			if store == nil && storeErr == nil {
-				store, storeErr = prefs.Open(e.paths)
-				if storeErr != nil {
-					fmt.Fprintf(e.stderr, "agentgate hook: reading the allow-lists: %v\n", storeErr)
-				}
-			}
-			if store == nil {
-				return prefs.Decision{}
-			}
-			return store.Decide(argv, provider, projectRoot)
-		},
-		audit: func(entry audit.Entry) error {
-			if log == nil {
-				var err error
-				if log, err = audit.Open(audit.Path(e.paths.StateDir), audit.Options{Host: "hook"}); err != nil {
-					return err
-				}
-			}
-			return log.Append(entry)
-		},
-		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
-		projectRoot: prefs.ProjectRoot,
-	}
-}
-
-// askBridge asks the person through the running app's bridge.
-func askBridge(ctx context.Context, e env, q hookQuestion) (bool, string, error) {
-	c, err := client.Dial(e.socket)
-	if err != nil {
-		return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
-	}
-	defer c.Close()
-	root := q.ProjectRoot
-	if root == "" {
-		root = q.Cwd
-	}
-	if root == "" || !filepath.IsAbs(root) {
-		root = e.home
-	}
-	if _, err := c.Hello(ctx, wire.HelloParams{Provider: q.Provider, ProjectRoot: root, Client: q.Client}); err != nil {
-		if !client.IsRemote(err) {
-			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
-		}
-		return false, "", err
-	}
-	res, err := c.HookAsk(ctx, wire.HookAskParams{CommandLine: q.CommandLine, Cwd: q.Cwd, Reason: q.Reason, AgentTool: q.AgentTool})
-	if err != nil {
-		if client.Code(err) == wire.RefuseDenied {
-			var remote *client.Error
-			if errors.As(err, &remote) {
-				return false, remote.Message, nil
-			}
-		}
-		if client.Code(err) == wire.RefuseNoApprover || !client.IsRemote(err) {
-			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
-		}
-		return false, "", err
-	}
-	return res.Decision == "allow", res.Message, nil
 }

@@ -9,19 +9,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
 )
 
 // setupHookTimeout is the hook timeout `agentgate setup` writes, in seconds:
 // long enough for a person to answer the desktop card (the hook itself gives
-// up after hookAskBudget and hands the decision back).
+// up after hook.AskBudget and hands the decision back).
 const setupHookTimeout = 600
 
 // setupEnv is what `agentgate setup` needs from the world, replaced in tests.
@@ -103,14 +105,14 @@ The diff is shown and you confirm at the terminal; the old file is kept as
 
 // setupTargetFor picks the settings file and edit for agent and scope.
 func setupTargetFor(agent, scope, file string, env setupEnv, projectRoot func() (string, error)) (setupTarget, error) {
-	hookCommand := display.Word(env.executable) + " hook " + agent
+	hookCommand := hookCommandFor(env.executable, agent)
 	var user, project, local string
 	switch agent {
-	case agentClaudeCode:
+	case hook.ClaudeCode:
 		user, project, local = filepath.Join(env.home, ".claude", "settings.json"), filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")
-	case agentGemini:
+	case hook.Gemini:
 		user, project = filepath.Join(env.home, ".gemini", "settings.json"), filepath.Join(".gemini", "settings.json")
-	case agentCodex:
+	case hook.Codex:
 		user, project = filepath.Join(env.home, ".codex", "config.toml"), filepath.Join(".codex", "config.toml")
 	case "mcp-json":
 		project = ".mcp.json"
@@ -142,15 +144,15 @@ func setupTargetFor(agent, scope, file string, env setupEnv, projectRoot func() 
 	}
 	t := setupTarget{file: abs}
 	switch agent {
-	case agentClaudeCode:
+	case hook.ClaudeCode:
 		t.edit = jsonHookEdit([]string{"hooks", "PreToolUse"}, agent, hookCommand, jsonHookGroup{
 			Matcher: "Bash", Hooks: []jsonHook{{Type: "command", Command: hookCommand, Timeout: setupHookTimeout}},
 		})
-	case agentGemini:
+	case hook.Gemini:
 		t.edit = jsonHookEdit([]string{"hooks", "BeforeTool"}, agent, hookCommand, jsonHookGroup{
 			Matcher: "run_shell_command", Hooks: []jsonHook{{Type: "command", Command: hookCommand, Timeout: setupHookTimeout * 1000}},
 		})
-	case agentCodex:
+	case hook.Codex:
 		t.edit = func(old []byte) ([]byte, bool, error) { return codexHookEdit(old, hookCommand) }
 	case "mcp-json":
 		t.edit = func(old []byte) ([]byte, bool, error) { return mcpJSONEdit(old, env.executable) }
@@ -178,8 +180,9 @@ type jsonHook struct {
 }
 
 // jsonHookEdit returns an edit that appends group to the list at path unless
-// a hook running `agentgate hook AGENT` is already there; one with another
-// agentgate path (a moved binary) has its command replaced in place.
+// a hook running `agentgate hook AGENT` or `agentgate-hook AGENT` is already
+// there; one with another command (a moved binary, or the other of the two
+// forms) has its command replaced in place.
 func jsonHookEdit(path []string, agent, command string, group jsonHookGroup) func([]byte) ([]byte, bool, error) {
 	return func(old []byte) ([]byte, bool, error) {
 		if len(old) > 0 && !gjson.ValidBytes(old) {
@@ -209,15 +212,49 @@ func jsonHookEdit(path []string, agent, command string, group jsonHookGroup) fun
 	}
 }
 
+// hookExecutableName is the lean hook executable's file name on this system
+// (cmd/agentgate-hook).
+func hookExecutableName() string {
+	if runtime.GOOS == "windows" {
+		return "agentgate-hook.exe"
+	}
+	return "agentgate-hook"
+}
+
+// hookCommandFor returns the hook command `agentgate setup` writes for
+// agent, given the absolute path of the running agentgate executable:
+//
+//   - `<dir>/agentgate-hook AGENT` when a regular file named agentgate-hook
+//     (agentgate-hook.exe on Windows) sits in the same directory as
+//     agentgate — executable by someone, on Unix —, since it starts faster
+//     than agentgate, which links the desktop UI (ARCHITECTURE.md);
+//   - `<agentgate> hook AGENT` otherwise.
+//
+// The path is quoted for the agent's shell when it needs quoting.
+func hookCommandFor(executable, agent string) string {
+	lean := filepath.Join(filepath.Dir(executable), hookExecutableName())
+	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0) {
+		return display.Word(lean) + " " + agent
+	}
+	return display.Word(executable) + " hook " + agent
+}
+
 // isAgentgateHook reports whether a hook command runs `agentgate hook
-// agent` (any path to a program named agentgate).
+// agent` or `agentgate-hook agent` (any path to a program of that name,
+// with or without .exe).
 func isAgentgateHook(command, agent string) bool {
-	argv, _ := literalArgv(command)
-	if len(argv) != 3 || argv[1] != "hook" || argv[2] != agent {
+	argv, _ := hook.LiteralArgv(command)
+	if len(argv) == 0 {
 		return false
 	}
 	base := strings.TrimSuffix(filepath.Base(strings.ReplaceAll(argv[0], `\`, "/")), ".exe")
-	return base == "agentgate"
+	switch {
+	case base == "agentgate":
+		return len(argv) == 3 && argv[1] == "hook" && argv[2] == agent
+	case base == "agentgate-hook":
+		return len(argv) == 2 && argv[1] == agent
+	}
+	return false
 }
 
 // mcpJSONEdit adds {"command": exe, "args": ["mcp"]} under
@@ -243,9 +280,10 @@ func mcpJSONEdit(old []byte, exe string) ([]byte, bool, error) {
 }
 
 // codexHookEdit appends the PreToolUse hook tables to Codex's config.toml
-// unless a line `command = "… agentgate hook codex"` is already there. The
-// rest of the file is kept byte for byte; appending array-of-tables headers
-// at the end is valid TOML whatever table precedes them.
+// unless a line `command = "… agentgate hook codex"` (or `… agentgate-hook
+// codex`) is already there. The rest of the file is kept byte for byte;
+// appending array-of-tables headers at the end is valid TOML whatever table
+// precedes them.
 func codexHookEdit(old []byte, command string) ([]byte, bool, error) {
 	for _, line := range strings.Split(string(old), "\n") {
 		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
@@ -253,7 +291,7 @@ func codexHookEdit(old []byte, command string) ([]byte, bool, error) {
 			continue
 		}
 		s, ok := parseTOMLString(strings.TrimSpace(value))
-		if ok && isAgentgateHook(s, agentCodex) {
+		if ok && isAgentgateHook(s, hook.Codex) {
 			if s == command {
 				return old, true, nil
 			}

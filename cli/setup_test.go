@@ -5,12 +5,15 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/tidwall/gjson"
+
+	"github.com/agentgate/agentgate/cli/hook"
 )
 
 // setupCase prepares a home and project holding a copy of a sample settings
@@ -278,6 +281,121 @@ func TestSetupProjectScopeAndMovedBinary(t *testing.T) {
 	}
 	if got := g.Get("hooks.PreToolUse.0.hooks.0.command").String(); got != "/usr/local/bin/agentgate hook claude-code" {
 		t.Errorf("command %q", got)
+	}
+}
+
+// writeExecutable creates an executable file (mode 0755) at path.
+func writeExecutable(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHookCommandFor(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "agentgate")
+	writeExecutable(t, exe)
+	if got, want := hookCommandFor(exe, "codex"), exe+" hook codex"; got != want {
+		t.Errorf("no agentgate-hook beside agentgate: %q, want %q", got, want)
+	}
+	lean := filepath.Join(dir, hookExecutableName())
+	if err := os.Mkdir(lean, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := hookCommandFor(exe, "codex"), exe+" hook codex"; got != want {
+		t.Errorf("a directory named agentgate-hook: %q, want %q", got, want)
+	}
+	if err := os.Remove(lean); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" {
+		if err := os.WriteFile(lean, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := hookCommandFor(exe, "codex"), exe+" hook codex"; got != want {
+			t.Errorf("agentgate-hook not executable: %q, want %q", got, want)
+		}
+		if err := os.Remove(lean); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeExecutable(t, lean)
+	for _, agent := range []string{"claude-code", "gemini", "codex"} {
+		if got, want := hookCommandFor(exe, agent), lean+" "+agent; got != want {
+			t.Errorf("agentgate-hook beside agentgate: %q, want %q", got, want)
+		}
+	}
+	spaced := filepath.Join(t.TempDir(), "agent gate")
+	if err := os.Mkdir(spaced, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeExecutable(t, filepath.Join(spaced, "agentgate"))
+	writeExecutable(t, filepath.Join(spaced, hookExecutableName()))
+	got := hookCommandFor(filepath.Join(spaced, "agentgate"), "gemini")
+	if argv, _ := hook.LiteralArgv(got); len(argv) != 2 || argv[0] != filepath.Join(spaced, hookExecutableName()) || argv[1] != "gemini" {
+		t.Errorf("path with a space: command %q reads as %q", got, argv)
+	}
+}
+
+func TestIsAgentgateHook(t *testing.T) {
+	for _, tc := range []struct {
+		command, agent string
+		want           bool
+	}{
+		{"/usr/bin/agentgate hook codex", "codex", true},
+		{"/usr/bin/agentgate-hook codex", "codex", true},
+		{`'/opt/agent gate/agentgate-hook' gemini`, "gemini", true},
+		{`C:\\Tools\\agentgate-hook.exe claude-code`, "claude-code", true},
+		{`C:\\Tools\\agentgate.exe hook claude-code`, "claude-code", true},
+		{"agentgate-hook gemini", "codex", false},
+		{"agentgate-hook hook codex", "codex", false},
+		{"agentgate codex", "codex", false},
+		{"agentgate hook codex extra", "codex", false},
+		{"/usr/bin/other-hook codex", "codex", false},
+		{"agentgate-hook codex && rm -rf x", "codex", false},
+		{"", "codex", false},
+	} {
+		if got := isAgentgateHook(tc.command, tc.agent); got != tc.want {
+			t.Errorf("isAgentgateHook(%q, %q) = %v, want %v", tc.command, tc.agent, got, tc.want)
+		}
+	}
+}
+
+// TestSetupWritesLeanHookBesideAgentgate: with agentgate-hook beside the
+// running agentgate, setup writes its path; once it is gone, a second setup
+// replaces that entry in place with `agentgate hook`.
+func TestSetupWritesLeanHookBesideAgentgate(t *testing.T) {
+	bin := t.TempDir()
+	exe := filepath.Join(bin, "agentgate")
+	lean := filepath.Join(bin, hookExecutableName())
+	writeExecutable(t, exe)
+	writeExecutable(t, lean)
+	h := newSetupHarness(t, true, "y\n")
+	h.env.executable = exe
+	file := filepath.Join(h.home, ".claude", "settings.json")
+	copySample(t, "claude-settings.json", file)
+	if code := runSetup([]string{"claude-code"}, h.env); code != 0 {
+		t.Fatalf("exit %d: %s", code, h.stderr.String())
+	}
+	data, _ := os.ReadFile(file)
+	if got := gjson.GetBytes(data, "hooks.PreToolUse.0.hooks.0.command").String(); got != lean+" claude-code" {
+		t.Errorf("command %q, want %q", got, lean+" claude-code")
+	}
+	if err := os.Remove(lean); err != nil {
+		t.Fatal(err)
+	}
+	h2 := newSetupHarness(t, true, "y\n")
+	h2.env.home, h2.env.cwd, h2.env.executable = h.home, h.env.cwd, exe
+	if code := runSetup([]string{"claude-code"}, h2.env); code != 0 {
+		t.Fatalf("exit %d: %s", code, h2.stderr.String())
+	}
+	data, _ = os.ReadFile(file)
+	if n := len(gjson.GetBytes(data, "hooks.PreToolUse").Array()); n != 1 {
+		t.Errorf("%d PreToolUse groups, want 1 (replaced in place)", n)
+	}
+	if got := gjson.GetBytes(data, "hooks.PreToolUse.0.hooks.0.command").String(); got != exe+" hook claude-code" {
+		t.Errorf("command %q, want %q", got, exe+" hook claude-code")
 	}
 }
 

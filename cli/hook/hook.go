@@ -1,4 +1,16 @@
-package cli
+// Package hook is `agentgate hook claude-code|gemini|codex`, the agents'
+// pre-tool hook: it reads the agent's hook JSON on stdin and answers allow,
+// deny, ask or nothing for a shell command (SPEC §6).
+//
+// The hook runs before every tool call an agent makes, so the package is
+// kept lean: it imports the allow-lists (prefs), the audit log, the bridge
+// client, the shell parser and gjson, and nothing of the desktop UI or the
+// MCP SDK (package exec is linked only because audit.Entry names
+// exec.ChangeSummary; the hook runs nothing). It is linked both into
+// agentgate (`agentgate hook AGENT`, through package cli) and into the small
+// agentgate-hook executable (`agentgate-hook AGENT`), which skips the
+// start-up cost of the UI toolkit and of cgo's dynamic linking.
+package hook
 
 import (
 	"context"
@@ -7,26 +19,33 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
 )
 
-// The agents `agentgate hook` and `agentgate setup` know. Each name is also
-// the provider name the hook decides and asks as.
+// The agents the hook (and `agentgate setup`) know. Each name is also the
+// provider name the hook decides and asks as, and the hook's argument.
 const (
-	agentClaudeCode = "claude-code"
-	agentGemini     = "gemini"
-	agentCodex      = "codex"
+	// ClaudeCode is Anthropic's Claude Code.
+	ClaudeCode = "claude-code"
+	// Gemini is Google's Gemini CLI.
+	Gemini = "gemini"
+	// Codex is OpenAI's Codex CLI.
+	Codex = "codex"
 )
 
-// hookAskBudget bounds how long the hook waits for the person's answer on
-// the desktop card. It stays below the 600 s timeout `agentgate setup`
-// writes for every agent, because an agent whose hook times out runs the
-// tool anyway: the hook must always answer first.
-const hookAskBudget = 540 * time.Second
+// AskBudget bounds how long the hook waits for the person's answer on the
+// desktop card. It stays below the 600 s timeout `agentgate setup` writes
+// for every agent, because an agent whose hook times out runs the tool
+// anyway: the hook must always answer first.
+const AskBudget = 540 * time.Second
 
 // hookMaxPayload caps what the hook reads from stdin; an agent's payload is
 // a few KiB.
@@ -67,7 +86,7 @@ type hookRequest struct {
 	// ShellTool is true when Tool runs CommandLine through the agent's shell.
 	ShellTool bool
 	// Classifiable is true when CommandLine is POSIX shell text that
-	// literalArgv can read (false for PowerShell).
+	// LiteralArgv can read (false for PowerShell).
 	Classifiable bool
 	// CommandLine is the shell text the agent will run.
 	CommandLine string
@@ -114,64 +133,135 @@ type hookDeps struct {
 }
 
 // parseHookPayload reads an agent's hook payload. It fails on anything that
-// is not a JSON object with the fields the agent documents.
+// is not valid UTF-8 JSON holding an object with a string tool_name and, for
+// the agent's shell tool, an object tool_input with a string command.
+//
+// Keys are matched exactly, case included, as the agents' own JSON readers
+// (JavaScript, Rust) do; encoding/json would also take "Command" for
+// "command". A key the hook reads that appears twice at its level is an
+// error: agents disagree on duplicates (JavaScript keeps the last, serde
+// refuses), so the command the hook decides on could differ from the one
+// the agent runs. Other keys are ignored. A null value counts as absent.
+// The payload is read with gjson, without reflection: this runs before
+// every tool call, and encoding/json's first Unmarshal into a struct costs
+// more than the rest of the parsing.
 func parseHookPayload(agent string, data []byte) (hookRequest, error) {
-	var p struct {
-		SessionID     string          `json:"session_id"`
-		Cwd           string          `json:"cwd"`
-		HookEventName string          `json:"hook_event_name"`
-		ToolName      string          `json:"tool_name"`
-		ToolInput     json.RawMessage `json:"tool_input"`
+	if !utf8.Valid(data) {
+		return hookRequest{}, fmt.Errorf("the hook input from %s is not valid UTF-8", agent)
 	}
-	if err := json.Unmarshal(data, &p); err != nil {
+	// json.Valid checks the syntax with a nesting limit, so a deeply nested
+	// document cannot exhaust the stack of the (recursive) gjson reader.
+	if !json.Valid(data) {
+		return hookRequest{}, fmt.Errorf("the hook input is not the JSON object %s sends: it is not valid JSON", agent)
+	}
+	top := gjson.ParseBytes(data)
+	if !top.IsObject() {
+		return hookRequest{}, fmt.Errorf("the hook input is not the JSON object %s sends: it is not an object", agent)
+	}
+	fields, err := objectFields(top, "", "session_id", "cwd", "hook_event_name", "tool_name", "tool_input")
+	if err != nil {
 		return hookRequest{}, fmt.Errorf("the hook input is not the JSON object %s sends: %v", agent, err)
 	}
-	if p.ToolName == "" {
+	var strs [4]string
+	for i, name := range []string{"session_id", "cwd", "hook_event_name", "tool_name"} {
+		if strs[i], err = stringField(fields, "", name); err != nil {
+			return hookRequest{}, fmt.Errorf("the hook input is not the JSON object %s sends: %v", agent, err)
+		}
+	}
+	req := hookRequest{Agent: agent, SessionID: strs[0], Cwd: strs[1], Event: strs[2], Tool: strs[3]}
+	if req.Tool == "" {
 		return hookRequest{}, fmt.Errorf("the hook input from %s names no tool_name", agent)
 	}
-	req := hookRequest{Agent: agent, Event: p.HookEventName, Tool: p.ToolName, Cwd: p.Cwd, SessionID: p.SessionID}
 	switch agent {
-	case agentClaudeCode, agentCodex:
-		req.ShellTool = p.ToolName == "Bash" || (agent == agentClaudeCode && p.ToolName == "PowerShell")
-		req.Classifiable = p.ToolName == "Bash"
-	case agentGemini:
-		req.ShellTool = p.ToolName == "run_shell_command"
+	case ClaudeCode, Codex:
+		req.ShellTool = req.Tool == "Bash" || (agent == ClaudeCode && req.Tool == "PowerShell")
+		req.Classifiable = req.Tool == "Bash"
+	case Gemini:
+		req.ShellTool = req.Tool == "run_shell_command"
 		req.Classifiable = req.ShellTool
 	}
 	if !req.ShellTool {
 		return req, nil
 	}
-	var in struct {
-		Command     *string `json:"command"`
-		Description string  `json:"description"`
-		DirPath     string  `json:"dir_path"`
+	noCommand := fmt.Errorf("the %s tool input from %s holds no command string", req.Tool, agent)
+	input := fields["tool_input"]
+	if !input.IsObject() {
+		return hookRequest{}, noCommand
 	}
-	if len(p.ToolInput) == 0 || json.Unmarshal(p.ToolInput, &in) != nil || in.Command == nil {
-		return hookRequest{}, fmt.Errorf("the %s tool input from %s holds no command string", p.ToolName, agent)
+	in, err := objectFields(input, "tool_input.", "command", "description", "dir_path")
+	if err != nil {
+		return hookRequest{}, fmt.Errorf("%w: %v", noCommand, err)
 	}
-	req.CommandLine = *in.Command
-	req.Description = in.Description
+	if in["command"].Type != gjson.String {
+		return hookRequest{}, noCommand
+	}
+	req.CommandLine = in["command"].Str
+	var dirPath string
+	if req.Description, err = stringField(in, "tool_input.", "description"); err == nil {
+		dirPath, err = stringField(in, "tool_input.", "dir_path")
+	}
+	if err != nil {
+		return hookRequest{}, fmt.Errorf("%w: %v", noCommand, err)
+	}
 	req.Dir = req.Cwd
-	if in.DirPath != "" {
-		if filepath.IsAbs(in.DirPath) || req.Cwd == "" {
-			req.Dir = in.DirPath
+	if dirPath != "" {
+		if filepath.IsAbs(dirPath) || req.Cwd == "" {
+			req.Dir = dirPath
 		} else {
-			req.Dir = filepath.Join(req.Cwd, in.DirPath)
+			req.Dir = filepath.Join(req.Cwd, dirPath)
 		}
 	}
 	return req, nil
 }
 
+// objectFields returns the members of the JSON object obj named in names,
+// by exact key; a member that is absent or null is left out. It fails when
+// one of names appears twice. prefix ("tool_input.") qualifies key names in
+// errors.
+func objectFields(obj gjson.Result, prefix string, names ...string) (map[string]gjson.Result, error) {
+	fields := make(map[string]gjson.Result, len(names))
+	seen := make(map[string]bool, len(names))
+	var err error
+	obj.ForEach(func(key, value gjson.Result) bool {
+		if !slices.Contains(names, key.Str) {
+			return true
+		}
+		if seen[key.Str] {
+			err = fmt.Errorf("the key %s%s appears twice", prefix, key.Str)
+			return false
+		}
+		seen[key.Str] = true
+		if value.Type != gjson.Null {
+			fields[key.Str] = value
+		}
+		return true
+	})
+	return fields, err
+}
+
+// stringField returns the string member name of fields ("" when absent), or
+// an error when it holds another type.
+func stringField(fields map[string]gjson.Result, prefix, name string) (string, error) {
+	v, ok := fields[name]
+	switch {
+	case !ok:
+		return "", nil
+	case v.Type != gjson.String:
+		return "", fmt.Errorf("%s%s is not a string", prefix, name)
+	}
+	return v.Str, nil
+}
+
 // decideHook is the hook's whole decision for one tool call:
 //
 //  1. a tool other than the agent's shell: no decision;
-//  2. one simple command of literal words (literalArgv) allowed by a rule
+//  2. one simple command of literal words (LiteralArgv) allowed by a rule
 //     (global, the agent's provider list, or the project's confirmed rules):
 //     allow, with the rule's provenance, written to the audit log;
 //  3. anything else — not allowed by a rule, or shell syntax that is never
 //     matched — goes to the desktop card, flagged as running through the
 //     agent's shell; the person's answer becomes allow or deny;
-//  4. the app cannot be reached, or nobody answers within hookAskBudget:
+//  4. the app cannot be reached, or nobody answers within AskBudget:
 //     ask (the agent's own prompt decides), never allow.
 func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.Writer) hookAnswer {
 	if !req.ShellTool {
@@ -186,7 +276,7 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 	var argv []string
 	why := "PowerShell commands are not matched against allow-lists"
 	if req.Classifiable {
-		argv, why = literalArgv(req.CommandLine)
+		argv, why = LiteralArgv(req.CommandLine)
 	}
 	if argv != nil {
 		if d := deps.decide(argv, req.Agent, root); d.Allowed && d.Rule != nil {
@@ -197,11 +287,11 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 			entry.Decision = audit.DecisionRule
 			entry.Rule = auditRule(d.Rule)
 			logAudit(deps, entry, stderr)
-			return hookAnswer{Verdict: verdictAllow, Reason: "agentgate: allowed by " + describeRule(d.Rule)}
+			return hookAnswer{Verdict: verdictAllow, Reason: "agentgate: allowed by " + DescribeRule(d.Rule)}
 		}
 		why = "no allow-list rule matches " + display.Command(argv)
 	}
-	askCtx, cancel := context.WithTimeout(ctx, hookAskBudget)
+	askCtx, cancel := context.WithTimeout(ctx, AskBudget)
 	defer cancel()
 	approved, message, err := deps.ask(askCtx, hookQuestion{
 		Provider:    req.Agent,
@@ -267,9 +357,10 @@ func auditRule(r *prefs.Rule) *audit.Rule {
 	return &audit.Rule{Text: prefs.FormatList(r.Tokens), Scope: string(r.Scope), Provider: r.Provider, File: r.File, Line: r.Line}
 }
 
-// describeRule names a rule with its provenance for a person:
+// DescribeRule names a rule with its provenance for a person, as the hook
+// and `agentgate allow check` show it:
 // rule «git status» (global, /home/a/.config/agentgate/allow.list:3).
-func describeRule(r *prefs.Rule) string {
+func DescribeRule(r *prefs.Rule) string {
 	scope := string(r.Scope)
 	if r.Scope == prefs.ScopeProvider && r.Provider != "" {
 		scope += " " + r.Provider
@@ -291,50 +382,28 @@ func describeRule(r *prefs.Rule) string {
 //     is {"systemMessage": …} (shown to the person, no decision, so Gemini's
 //     own confirmation applies); no decision is {}.
 func formatHookAnswer(agent, event string, a hookAnswer) []byte {
-	var v any
+	var out string
 	switch {
-	case agent == agentGemini:
+	case agent == Gemini:
 		switch a.Verdict {
 		case verdictAllow:
-			v = struct {
-				Decision string `json:"decision"`
-				Reason   string `json:"reason"`
-			}{"allow", a.Reason}
+			out = `{"decision":"allow","reason":` + jsonString(a.Reason) + `}`
 		case verdictDeny:
-			v = struct {
-				Decision string `json:"decision"`
-				Reason   string `json:"reason"`
-			}{"deny", a.Reason}
+			out = `{"decision":"deny","reason":` + jsonString(a.Reason) + `}`
 		case verdictAsk:
-			v = struct {
-				SystemMessage string `json:"systemMessage"`
-			}{a.Reason}
+			out = `{"systemMessage":` + jsonString(a.Reason) + `}`
 		default:
-			v = struct{}{}
+			out = `{}`
 		}
 	case event == "PermissionRequest":
-		type decision struct {
-			Behavior string `json:"behavior"`
-			Message  string `json:"message,omitempty"`
-		}
-		var d decision
 		switch a.Verdict {
 		case verdictAllow:
-			d = decision{Behavior: "allow"}
+			out = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`
 		case verdictDeny:
-			d = decision{Behavior: "deny", Message: a.Reason}
+			out = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":` + jsonString(a.Reason) + `}}}`
 		default:
 			return nil
 		}
-		v = struct {
-			Out struct {
-				HookEventName string   `json:"hookEventName"`
-				Decision      decision `json:"decision"`
-			} `json:"hookSpecificOutput"`
-		}{Out: struct {
-			HookEventName string   `json:"hookEventName"`
-			Decision      decision `json:"decision"`
-		}{"PermissionRequest", d}}
 	default:
 		var decision string
 		switch a.Verdict {
@@ -347,31 +416,33 @@ func formatHookAnswer(agent, event string, a hookAnswer) []byte {
 		default:
 			return nil
 		}
-		type out struct {
-			HookEventName            string `json:"hookEventName"`
-			PermissionDecision       string `json:"permissionDecision"`
-			PermissionDecisionReason string `json:"permissionDecisionReason"`
-		}
-		v = struct {
-			Out out `json:"hookSpecificOutput"`
-		}{out{"PreToolUse", decision, a.Reason}}
+		out = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"` + decision +
+			`","permissionDecisionReason":` + jsonString(a.Reason) + `}}`
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		// The values above are plain strings and structs: Marshal cannot fail.
-		panic(err)
-	}
-	return append(b, '\n')
+	return []byte(out + "\n")
 }
 
-// runHook is `agentgate hook AGENT`: it reads the payload from stdin,
+// jsonString returns s as a JSON string, escaped as encoding/json escapes it
+// (HTML-safe). The answers are written from literal pieces rather than
+// marshalled structs because encoding/json's first marshalling of a struct
+// type costs tens of microseconds, paid on every tool call.
+func jsonString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		// A Go string always marshals (invalid UTF-8 becomes U+FFFD).
+		panic(err)
+	}
+	return string(b)
+}
+
+// runHook is the hook with its connections given: it reads the payload from stdin,
 // decides, prints the answer and returns 0 — always 0 for a known agent,
 // because several agents run the tool anyway when a hook exits non-zero.
 // Unreadable input is answered like an unreachable app: ask (Claude Code,
 // Codex) or no decision (Gemini), never allow.
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, deps hookDeps) int {
-	if len(args) != 1 || (args[0] != agentClaudeCode && args[0] != agentGemini && args[0] != agentCodex) {
-		fmt.Fprintln(stderr, "usage: agentgate hook claude-code|gemini|codex   (reads the agent's hook JSON on stdin)")
+	if len(args) != 1 || (args[0] != ClaudeCode && args[0] != Gemini && args[0] != Codex) {
+		fmt.Fprintln(stderr, "usage: agentgate hook claude-code|gemini|codex   (or agentgate-hook AGENT; reads the agent's hook JSON on stdin)")
 		return 2
 	}
 	agent := args[0]

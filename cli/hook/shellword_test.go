@@ -1,4 +1,4 @@
-package cli
+package hook
 
 import (
 	"math/rand/v2"
@@ -32,13 +32,13 @@ func TestLiteralArgvAccepted(t *testing.T) {
 		{`"~/x" '*' "{a,b}" '$HOME' "a#b"`, []string{"echo", "~/x", "*", "{a,b}", "$HOME", "a#b"}[1:]},
 	}
 	for _, tc := range tests {
-		got, reason := literalArgv(tc.line)
+		got, reason := LiteralArgv(tc.line)
 		if reason != "" {
-			t.Errorf("literalArgv(%q): refused: %s", tc.line, reason)
+			t.Errorf("LiteralArgv(%q): refused: %s", tc.line, reason)
 			continue
 		}
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("literalArgv(%q) = %q, want %q", tc.line, got, tc.want)
+			t.Errorf("LiteralArgv(%q) = %q, want %q", tc.line, got, tc.want)
 		}
 	}
 }
@@ -107,18 +107,18 @@ func TestLiteralArgvRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			argv, reason := literalArgv(tc.line)
+			argv, reason := LiteralArgv(tc.line)
 			if argv != nil || reason == "" {
-				t.Fatalf("literalArgv(%q) = %q, %q: want a refusal", tc.line, argv, reason)
+				t.Fatalf("LiteralArgv(%q) = %q, %q: want a refusal", tc.line, argv, reason)
 			}
 			if !strings.Contains(reason, tc.reasonHas) {
-				t.Errorf("literalArgv(%q) reason %q does not mention %q", tc.line, reason, tc.reasonHas)
+				t.Errorf("LiteralArgv(%q) reason %q does not mention %q", tc.line, reason, tc.reasonHas)
 			}
 		})
 	}
 }
 
-// TestLiteralArgvAgreesWithBash: for random command lines that literalArgv
+// TestLiteralArgvAgreesWithBash: for random command lines that LiteralArgv
 // accepts, bash splits the line into exactly the same words. The line is run
 // as the arguments of a function that prints them, so nothing else runs.
 func TestLiteralArgvAgreesWithBash(t *testing.T) {
@@ -137,7 +137,7 @@ func TestLiteralArgvAgreesWithBash(t *testing.T) {
 			b.WriteString(alphabet[rng.IntN(len(alphabet))])
 		}
 		line := "w " + b.String()
-		want, reason := literalArgv(line)
+		want, reason := LiteralArgv(line)
 		if reason != "" {
 			continue
 		}
@@ -149,7 +149,7 @@ func TestLiteralArgvAgreesWithBash(t *testing.T) {
 		}
 		got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 		if !slices.Equal(got, want) {
-			t.Errorf("line %q: literalArgv = %q, bash = %q", line, want, got)
+			t.Errorf("line %q: LiteralArgv = %q, bash = %q", line, want, got)
 		}
 	}
 	if accepted < 50 {

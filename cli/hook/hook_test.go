@@ -1,4 +1,4 @@
-package cli
+package hook
 
 import (
 	"bytes"
@@ -77,7 +77,7 @@ func newHookHarness(t *testing.T) *hookHarness {
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "hooks", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +107,9 @@ func (h *hookHarness) run(t *testing.T, agent string, payload []byte) string {
 
 // hookFixtures maps each agent to its shell-tool fixture.
 var hookFixtures = map[string]string{
-	agentClaudeCode: "claude-code-pretooluse-bash.json",
-	agentGemini:     "gemini-beforetool-shell.json",
-	agentCodex:      "codex-pretooluse-bash.json",
+	ClaudeCode: "claude-code-pretooluse-bash.json",
+	Gemini:     "gemini-beforetool-shell.json",
+	Codex:      "codex-pretooluse-bash.json",
 }
 
 // decisionOf extracts the agent-visible decision from hook output:
@@ -139,11 +139,11 @@ func decisionOf(t *testing.T, agent, out string) (decision, reason string) {
 		t.Fatalf("hook output %q: %v", out, err)
 	}
 	switch {
-	case agent == agentGemini && v.Decision != "":
+	case agent == Gemini && v.Decision != "":
 		return v.Decision, v.Reason
-	case agent == agentGemini && v.System != "":
+	case agent == Gemini && v.System != "":
 		return "ask", v.System
-	case agent == agentGemini:
+	case agent == Gemini:
 		return "", ""
 	case v.Out != nil && v.Out.Decision != nil:
 		return v.Out.Decision.Behavior, v.Out.Decision.Message
@@ -189,10 +189,10 @@ func TestHookExactOutputShapes(t *testing.T) {
 	for _, tc := range []struct {
 		agent, fixture, want string
 	}{
-		{agentClaudeCode, "claude-code-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}}` + "\n"},
-		{agentCodex, "codex-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}}` + "\n"},
-		{agentGemini, "gemini-beforetool-shell.json", `{"decision":"allow","reason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}` + "\n"},
-		{agentClaudeCode, "claude-code-permissionrequest-bash.json", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"},
+		{ClaudeCode, "claude-code-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}}` + "\n"},
+		{Codex, "codex-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}}` + "\n"},
+		{Gemini, "gemini-beforetool-shell.json", `{"decision":"allow","reason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}` + "\n"},
+		{ClaudeCode, "claude-code-permissionrequest-bash.json", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"},
 	} {
 		if got := h.run(t, tc.agent, readFixture(t, tc.fixture)); got != tc.want {
 			t.Errorf("%s %s:\n got %s\nwant %s", tc.agent, tc.fixture, got, tc.want)
@@ -291,7 +291,7 @@ func TestHookUnreachableNotAllowed(t *testing.T) {
 		if decision != "ask" || !strings.Contains(reason, "not reachable") || !strings.Contains(reason, "no allow-list rule matches rm -rf build") {
 			t.Errorf("%s: output %q, want ask naming the unreachable app and the missing rule", agent, out)
 		}
-		if agent == agentGemini && strings.Contains(out, `"decision"`) {
+		if agent == Gemini && strings.Contains(out, `"decision"`) {
 			t.Errorf("gemini: output %q carries a decision; no decision hands it to Gemini's own confirmation", out)
 		}
 		if len(h.entries) != 1 || h.entries[0].Code != "handed_back" {
@@ -318,10 +318,10 @@ func TestHookGarbageInput(t *testing.T) {
 				t.Errorf("%s %s: allowed garbage: %q", agent, name, out)
 			}
 			want := "ask"
-			if agent == agentGemini && name == "shell tool no cmd" {
+			if agent == Gemini && name == "shell tool no cmd" {
 				want = "" // Gemini's shell tool is run_shell_command; Bash is another tool
 			}
-			if agent == agentGemini && name == "command not string" {
+			if agent == Gemini && name == "command not string" {
 				want = ""
 			}
 			if decision != want {
@@ -333,10 +333,10 @@ func TestHookGarbageInput(t *testing.T) {
 
 func TestHookOtherToolNoDecision(t *testing.T) {
 	for _, tc := range []struct{ agent, fixture, want string }{
-		{agentClaudeCode, "claude-code-pretooluse-read.json", ""},
-		{agentClaudeCode, "claude-code-pretooluse-mcp.json", ""},
-		{agentGemini, "gemini-beforetool-readfile.json", "{}\n"},
-		{agentCodex, "codex-pretooluse-applypatch.json", ""},
+		{ClaudeCode, "claude-code-pretooluse-read.json", ""},
+		{ClaudeCode, "claude-code-pretooluse-mcp.json", ""},
+		{Gemini, "gemini-beforetool-readfile.json", "{}\n"},
+		{Codex, "codex-pretooluse-applypatch.json", ""},
 	} {
 		h := newHookHarness(t)
 		if got := h.run(t, tc.agent, readFixture(t, tc.fixture)); got != tc.want {
@@ -352,7 +352,7 @@ func TestHookPowerShellGoesToCard(t *testing.T) {
 	h := newHookHarness(t)
 	h.asker.unreachable, h.asker.approve = false, true
 	payload := withCommand(t, readFixture(t, "claude-code-pretooluse-powershell.json"), "echo")
-	decision, reason := decisionOf(t, agentClaudeCode, h.run(t, agentClaudeCode, payload))
+	decision, reason := decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, payload))
 	if decision != "allow" || !strings.Contains(reason, "approved by the person") || len(h.asker.asked) != 1 {
 		t.Errorf("PowerShell `echo`: decision %q reason %q asked %d; want the card, not the echo rule", decision, reason, len(h.asker.asked))
 	}
@@ -362,16 +362,16 @@ func TestHookPermissionRequest(t *testing.T) {
 	fixture := "claude-code-permissionrequest-bash.json"
 	h := newHookHarness(t)
 	payload := withCommand(t, readFixture(t, fixture), "make deploy")
-	if out := h.run(t, agentClaudeCode, payload); out != "" {
+	if out := h.run(t, ClaudeCode, payload); out != "" {
 		t.Errorf("unreachable app: output %q, want none (Claude's prompt stays)", out)
 	}
 	h.asker.unreachable, h.asker.approve, h.asker.message = false, false, "not today"
-	out := h.run(t, agentClaudeCode, payload)
-	if decision, msg := decisionOf(t, agentClaudeCode, out); decision != "deny" || !strings.Contains(msg, "not today") {
+	out := h.run(t, ClaudeCode, payload)
+	if decision, msg := decisionOf(t, ClaudeCode, out); decision != "deny" || !strings.Contains(msg, "not today") {
 		t.Errorf("denied: output %q", out)
 	}
 	h.asker.approve = true
-	if decision, _ := decisionOf(t, agentClaudeCode, h.run(t, agentClaudeCode, payload)); decision != "allow" {
+	if decision, _ := decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, payload)); decision != "allow" {
 		t.Errorf("approved: decision %q", decision)
 	}
 }
@@ -386,11 +386,128 @@ func TestHookUsage(t *testing.T) {
 func TestParseHookPayloadGeminiDirPath(t *testing.T) {
 	payload := withCommand(t, readFixture(t, "gemini-beforetool-shell.json"), "ls")
 	payload, _ = sjson.SetBytes(payload, "tool_input.dir_path", "sub/dir")
-	req, err := parseHookPayload(agentGemini, payload)
+	req, err := parseHookPayload(Gemini, payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if req.Dir != "/home/ada/src/app/sub/dir" || req.Cwd != "/home/ada/src/app" || req.CommandLine != "ls" {
 		t.Errorf("request %+v", req)
+	}
+}
+
+// TestParseHookPayloadStrict: keys are matched exactly, a key the hook reads
+// may appear only once, types are checked, and the input must be valid
+// UTF-8 JSON — so the command the hook decides on is the one the agent
+// runs, and anything else is never allowed.
+func TestParseHookPayloadStrict(t *testing.T) {
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	for _, tc := range []struct {
+		name, payload string
+		wantErr       string // "" means parsed
+		wantCommand   string
+	}{
+		{"plain", `{"tool_name":"Bash","tool_input":{"command":"git status"}}`, "", "git status"},
+		{"escaped key", `{"tool_name":"Bash","tool_input":{"comm\u0061nd":"git status"}}`, "", "git status"},
+		{"other case is another key", `{"tool_name":"Bash","tool_input":{"command":"rm -rf x","Command":"git status"}}`, "", "rm -rf x"},
+		{"other case only", `{"tool_name":"Bash","tool_input":{"Command":"git status"}}`, "no command string", ""},
+		{"duplicate command", `{"tool_name":"Bash","tool_input":{"command":"git status","command":"rm -rf x"}}`, "tool_input.command appears twice", ""},
+		{"duplicate tool_input", `{"tool_name":"Bash","tool_input":{"command":"git status"},"tool_input":{"command":"rm"}}`, "tool_input appears twice", ""},
+		{"duplicate tool_name", `{"tool_name":"Read","tool_name":"Bash","tool_input":{"command":"ls"}}`, "tool_name appears twice", ""},
+		{"unread keys may repeat", `{"x":1,"x":2,"tool_name":"Bash","tool_input":{"command":"ls","timeout":1,"timeout":2}}`, "", "ls"},
+		{"null is absent", `{"cwd":null,"tool_name":"Bash","tool_input":{"command":"ls","description":null}}`, "", "ls"},
+		{"tool_name not a string", `{"tool_name":["Bash"],"tool_input":{"command":"ls"}}`, "tool_name is not a string", ""},
+		{"cwd not a string", `{"cwd":1,"tool_name":"Bash","tool_input":{"command":"ls"}}`, "cwd is not a string", ""},
+		{"description not a string", `{"tool_name":"Bash","tool_input":{"command":"ls","description":1}}`, "no command string", ""},
+		{"tool_input not an object", `{"tool_name":"Bash","tool_input":"ls"}`, "no command string", ""},
+		{"command null", `{"tool_name":"Bash","tool_input":{"command":null}}`, "no command string", ""},
+		{"not an object", `"Bash"`, "not an object", ""},
+		{"trailing garbage", `{"tool_name":"Bash","tool_input":{"command":"ls"}} x`, "not valid JSON", ""},
+		{"invalid UTF-8", "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls \xff\"}}", "not valid UTF-8", ""},
+		{"deeply nested", `{"tool_name":"Bash","tool_input":{"command":"ls"},"x":` + deep + `}`, "not valid JSON", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := parseHookPayload(ClaudeCode, []byte(tc.payload))
+			if tc.wantErr == "" {
+				if err != nil || req.CommandLine != tc.wantCommand || !req.ShellTool {
+					t.Fatalf("got %+v, %v; want command %q", req, err, tc.wantCommand)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("got %+v, %v; want an error containing %q", req, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestHookDuplicateCommandNeverAllowed: a payload naming an allowed command
+// and another one is never allowed, whichever the agent would pick.
+func TestHookDuplicateCommandNeverAllowed(t *testing.T) {
+	for _, payload := range []string{
+		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf x","command":"git status"}}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status","command":"rm -rf x"}}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf x","Command":"git status"}}`,
+	} {
+		h := newHookHarness(t)
+		h.asker.unreachable = false
+		if decision, reason := decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, []byte(payload))); decision == "allow" {
+			t.Errorf("%s: allowed (%s)", payload, reason)
+		}
+	}
+}
+
+// TestRunWithRealConnections runs Run as `agentgate hook` runs it: the
+// allow-lists and audit log in temp directories, no app listening.
+func TestRunWithRealConnections(t *testing.T) {
+	dir := t.TempDir()
+	project := filepath.Join(dir, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project, _ = filepath.EvalSymlinks(project)
+	paths := prefs.Paths{ConfigDir: filepath.Join(dir, "config"), StateDir: filepath.Join(dir, "state")}
+	if err := os.MkdirAll(paths.ConfigDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(paths.GlobalFile(), []byte("git status\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	payload := bytes.ReplaceAll(readFixture(t, "claude-code-pretooluse-bash.json"), []byte("/home/ada/src/app"), []byte(project))
+	run := func(payload []byte) string {
+		var stdout, stderr bytes.Buffer
+		e := Env{Stdin: bytes.NewReader(payload), Stdout: &stdout, Stderr: &stderr, Paths: paths,
+			Socket: filepath.Join(dir, "no-app.sock"), Home: dir}
+		if code := Run([]string{ClaudeCode}, e); code != 0 {
+			t.Fatalf("exit %d, stderr %q", code, stderr.String())
+		}
+		return stdout.String()
+	}
+	if decision, reason := decisionOf(t, ClaudeCode, run(payload)); decision != "allow" || !strings.Contains(reason, paths.GlobalFile()+":1") {
+		t.Errorf("allowed command: decision %q reason %q", decision, reason)
+	}
+	if decision, reason := decisionOf(t, ClaudeCode, run(withCommand(t, payload, "git push"))); decision != "ask" || !strings.Contains(reason, "not reachable") {
+		t.Errorf("no rule, no app: decision %q reason %q", decision, reason)
+	}
+	log, err := os.ReadFile(audit.Path(paths.StateDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		var e audit.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if e.Host != "hook" || e.ProjectRoot != project {
+			t.Errorf("audit entry %+v: want host hook, project %s", e, project)
+		}
+		kinds = append(kinds, string(e.Kind)+"/"+e.Decision+e.Code)
+	}
+	if want := "proposal/ decision/allowed_by_rule refusal/handed_back"; strings.Join(kinds, " ") != want {
+		t.Errorf("audit log %q, want %q", kinds, want)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Run(nil, Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}); code != 2 || !strings.Contains(stderr.String(), "usage") {
+		t.Errorf("no agent: exit %d, stderr %q", code, stderr.String())
 	}
 }

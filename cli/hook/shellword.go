@@ -1,4 +1,4 @@
-package cli
+package hook
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// literalArgv reads a shell command line the way an agent's shell would and
+// LiteralArgv reads a shell command line the way an agent's shell would and
 // returns its argv when, and only when, the line is a single simple command
 // made of literal words. Otherwise argv is nil and reason says, for a person,
 // which shell construct was found.
@@ -37,7 +37,7 @@ import (
 // interactive_comments passes it on as an argument).
 //
 // A line that does not parse, or parses to no command, is refused.
-func literalArgv(line string) (argv []string, reason string) {
+func LiteralArgv(line string) (argv []string, reason string) {
 	parser := syntax.NewParser(syntax.KeepComments(true), syntax.Variant(syntax.LangBash))
 	file, err := parser.Parse(strings.NewReader(line), "")
 	if err != nil {

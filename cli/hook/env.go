@@ -1,0 +1,133 @@
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/client"
+	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// Env is what the hook needs from the world.
+type Env struct {
+	// Stdin carries the agent's hook JSON; Stdout receives the answer;
+	// Stderr receives diagnostics the agent may show or log.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Paths are the config and state directories: the allow-lists and trust
+	// state are read from Paths.ConfigDir / StateDir, the audit log is
+	// appended under Paths.StateDir.
+	Paths prefs.Paths
+	// Socket is the bridge socket path; "" means the default (the
+	// AGENTGATE_SOCKET override, else the per-user socket).
+	Socket string
+	// Home is the person's home directory: the project the desktop card
+	// names when the agent gave no absolute working directory.
+	Home string
+}
+
+// DefaultEnv is the hook's Env for this process: the standard streams, the
+// person's XDG directories and home, and the default bridge socket.
+func DefaultEnv() Env {
+	home, _ := os.UserHomeDir()
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Paths: prefs.DefaultPaths(), Home: home}
+}
+
+// Main is the agentgate-hook executable: args are its arguments (one agent
+// name: claude-code, gemini or codex) and the result is the exit code, as
+// Run with DefaultEnv.
+func Main(args []string) int {
+	return Run(args, DefaultEnv())
+}
+
+// Run is `agentgate hook AGENT` with args = [AGENT]: it reads the agent's
+// hook JSON from e.Stdin, decides (allow-lists, then the desktop card), writes
+// the answer in the agent's format to e.Stdout and returns 0. It returns 0
+// for every input once the agent is known — unreadable input is answered
+// like an unreachable app (ask, or no decision for Gemini), never allow —
+// because several agents run the tool anyway when a hook exits non-zero. It
+// returns 2, printing usage on e.Stderr, when args is not exactly one known
+// agent name.
+//
+// Nothing is opened before it is needed: a tool call that is not a shell
+// command touches no file and no socket, and an allowed one reads only the
+// global list, the agent's provider list, the project's list and the trust
+// state, then appends two audit entries.
+func Run(args []string, e Env) int {
+	return runHook(args, e.Stdin, e.Stdout, e.Stderr, realDeps(e))
+}
+
+// realDeps connects the hook to the person's allow-lists, audit log and
+// desktop app, each opened on first use.
+func realDeps(e Env) hookDeps {
+	var store *prefs.Store
+	var storeErr error
+	var log *audit.Log
+	return hookDeps{
+		decide: func(argv []string, provider, projectRoot string) prefs.Decision {
+			if store == nil && storeErr == nil {
+				store, storeErr = prefs.Open(e.Paths)
+				if storeErr != nil {
+					fmt.Fprintf(e.Stderr, "agentgate hook: reading the allow-lists: %v\n", storeErr)
+				}
+			}
+			if store == nil {
+				return prefs.Decision{}
+			}
+			return store.Decide(argv, provider, projectRoot)
+		},
+		audit: func(entry audit.Entry) error {
+			if log == nil {
+				var err error
+				if log, err = audit.Open(audit.Path(e.Paths.StateDir), audit.Options{Host: "hook"}); err != nil {
+					return err
+				}
+			}
+			return log.Append(entry)
+		},
+		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
+		projectRoot: prefs.ProjectRoot,
+	}
+}
+
+// askBridge asks the person through the running app's bridge.
+func askBridge(ctx context.Context, e Env, q hookQuestion) (bool, string, error) {
+	c, err := client.Dial(e.Socket)
+	if err != nil {
+		return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
+	}
+	defer c.Close()
+	root := q.ProjectRoot
+	if root == "" {
+		root = q.Cwd
+	}
+	if root == "" || !filepath.IsAbs(root) {
+		root = e.Home
+	}
+	if _, err := c.Hello(ctx, wire.HelloParams{Provider: q.Provider, ProjectRoot: root, Client: q.Client}); err != nil {
+		if !client.IsRemote(err) {
+			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
+		}
+		return false, "", err
+	}
+	res, err := c.HookAsk(ctx, wire.HookAskParams{CommandLine: q.CommandLine, Cwd: q.Cwd, Reason: q.Reason, AgentTool: q.AgentTool})
+	if err != nil {
+		if client.Code(err) == wire.RefuseDenied {
+			var remote *client.Error
+			if errors.As(err, &remote) {
+				return false, remote.Message, nil
+			}
+		}
+		if client.Code(err) == wire.RefuseNoApprover || !client.IsRemote(err) {
+			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
+		}
+		return false, "", err
+	}
+	return res.Decision == "allow", res.Message, nil
+}
