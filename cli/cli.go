@@ -72,6 +72,11 @@ func dispatch(args []string, e env) int {
 	case "help", "-h", "--help":
 		usage(e.stdout)
 		return 0
+	case "version", "--version":
+		fmt.Fprintln(e.stdout, Version())
+		return 0
+	case "socket-path":
+		return runSocketPath(args[1:], e.stdout, e.stderr)
 	case "hook":
 		return hook.Run(args[1:], hook.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Paths: e.paths, Socket: e.socket, Home: e.home})
 	case "setup":
@@ -119,6 +124,8 @@ Commands:
                  (agentgate-hook AGENT, beside agentgate, is the same, faster to start)
   setup claude-code|gemini|codex|mcp-json
                  add agentgate to an agent's settings
+  socket-path    print the bridge socket path the desktop app listens on
+  version        print the version and commit (also --version)
   help           show this help
 
 Exit codes: 0 success; 1 the command ran and did not succeed, or not allowed

@@ -33,9 +33,6 @@ const (
 	mcpAppStartWait = 5 * time.Second
 )
 
-// version is reported to MCP clients.
-const version = "0.1.0"
-
 // mcpRefusalAdvice ends every refusal a model reads.
 const mcpRefusalAdvice = "This is agentgate's decision or a person's, not a transient failure: do not retry the same command, and do not work around it with another tool, a shell, a script or a different spelling. Tell the person what you wanted to run and why."
 
