@@ -52,6 +52,17 @@ check_installed() {
     fail "no icon at $icon"
   fi
   check_version "$bin"
+  check_hook "$1/$2/agentgate-hook"
+}
+
+# check_hook BIN checks the lean hook executable: installed, and answering an
+# unreadable payload with Claude Code's "ask" (never allow), exit 0.
+check_hook() {
+  local out status=0
+  if [ ! -x "$1" ]; then fail "no executable agentgate-hook at $1"; return; fi
+  out=$(echo 'not json' | timeout 20 "$1" claude-code 2>/dev/null) || status=$?
+  if [ "$status" -eq 0 ] && [[ $out == *'"permissionDecision":"ask"'* ]]; then pass "agentgate-hook answers: ask"
+  else fail "agentgate-hook exited $status and printed \"$out\"; expected a PreToolUse ask"; fi
 }
 
 # check_version BIN checks that BIN answers --version with FyneApp.toml's
@@ -85,7 +96,7 @@ echo "package-check: system install (DESTDIR=<tmp>/root PREFIX=/usr/local)"
 make -s -C "$pkg" install DESTDIR="$tmp/root" PREFIX=/usr/local
 check_installed "$tmp/root" usr/local/bin usr/local/share usr/local/share/pixmaps
 make -s -C "$pkg" uninstall DESTDIR="$tmp/root" PREFIX=/usr/local
-check_removed "$tmp/root" usr/local/bin/agentgate "usr/local/share/applications/$app_id.desktop" \
+check_removed "$tmp/root" usr/local/bin/agentgate usr/local/bin/agentgate-hook "usr/local/share/applications/$app_id.desktop" \
   "usr/local/share/pixmaps/$app_id.png"
 
 echo "package-check: user install (HOME=<tmp>/home)"
@@ -96,7 +107,7 @@ exec_line=$(grep '^Exec=' "$tmp/home/.local/share/applications/$app_id.desktop" 
 if [ "$exec_line" = "Exec=$tmp/home/.local/bin/agentgate" ]; then pass "user desktop file starts the installed binary: $exec_line"
 else fail "user desktop file has \"$exec_line\", expected Exec=$tmp/home/.local/bin/agentgate"; fi
 HOME="$tmp/home" make -s -C "$pkg" user-uninstall
-check_removed "$tmp/home" .local/bin/agentgate ".local/share/applications/$app_id.desktop" \
+check_removed "$tmp/home" .local/bin/agentgate .local/bin/agentgate-hook ".local/share/applications/$app_id.desktop" \
   ".local/share/icons/$app_id.png"
 
 if [ "$failed" -ne 0 ]; then
