@@ -2,18 +2,27 @@
 // they must: on Terminate, on Kill, when the command's leader exits, and when
 // the host process dies, even by SIGKILL.
 //
-// Each run gets its own small supervising process (the design of Bazel's
+// Runs are started by small supervising processes (the design of Bazel's
 // process-wrapper): the host re-executes its own binary with a hidden first
 // argument and an environment marker; MaybeSupervise (also run from this
-// package's init function) recognises that and turns the process into the
-// supervisor. The supervisor
+// package's init function) recognises that and turns the process into a
+// supervisor. A supervisor serves one run at a time and is reused: once a
+// run's tree is completely gone it goes back to a small pool of idle
+// supervisors (at most 4, each retired after 2 minutes idle), because a
+// fresh one costs a whole Go start-up of the host binary. Start takes an
+// idle one or starts a new one, so any number of runs may be in progress.
+// Each run reaches its supervisor over a Unix socket: the description
+// (path, argv, dir, env, grace) as JSON and the standard files as
+// SCM_RIGHTS descriptors, which the supervisor closes as soon as the target
+// holds them. The supervisor
 //
 //   - on Linux makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so that
 //     descendants that leave the process group (setsid, double fork) are
 //     re-parented to it and can be found and killed;
 //   - starts the target in its own process group (its pgid is its pid);
-//   - holds a lifeline: a pipe from the host whose end of file (the host died
-//     or closed it) makes the supervisor SIGKILL the whole tree at once;
+//   - holds a lifeline: the socket to the host, whose end of file (the host
+//     died or retired the supervisor) makes it SIGKILL the whole tree at
+//     once and exit; an idle supervisor just exits;
 //   - on a terminate request sends SIGTERM (and SIGCONT) to the group and to
 //     every descendant it can find, waits the grace period for the tree to
 //     go, then SIGKILLs the group and sweeps (Linux: every descendant,
@@ -21,8 +30,9 @@
 //   - when the leader exits by itself, ends the rest of the tree the same way
 //     (SIGTERM, grace, SIGKILL, sweep), so a grandchild holding the stdout
 //     pipe cannot keep the run alive;
-//   - reports the leader's exit status and exits only when nothing of the
-//     tree remains (Linux) or the process group is empty (other Unix).
+//   - reports the leader's exit status only when nothing of the tree
+//     remains (Linux) or the process group is empty (other Unix), and only
+//     then can it serve another run.
 //
 // On macOS there is no subreaper: a descendant that calls setsid (or
 // setpgid) leaves the process group and is not caught. docs/lifetime.md lists
@@ -58,8 +68,9 @@ type Spec struct {
 	Path string
 	// Args is the full argv including argv[0]; it must not be empty.
 	Args []string
-	// Dir is the working directory; empty means the supervisor's, which is
-	// the host's.
+	// Dir is the working directory; empty means the host's working
+	// directory when Start is called (if that cannot be determined, e.g.
+	// it was removed, the supervisor's).
 	Dir string
 	// Env is the complete environment of the target, in "KEY=value" form.
 	// nil or empty gives the target an empty environment.

@@ -9,7 +9,7 @@ import (
 
 // supervisorSysProcAttr puts the supervisor in its own process group, so a
 // terminal's Ctrl-C reaches the host, which decides, and not the supervisor.
-// There is no parent-death signal here; the lifeline pipe covers host death.
+// There is no parent-death signal here; the lifeline socket covers host death.
 func supervisorSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

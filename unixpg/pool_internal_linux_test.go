@@ -149,6 +149,30 @@ func TestReuseRestartsIdleTimeout(t *testing.T) {
 	}
 }
 
+// TestBackToBackRunsReuseOneSupervisor starts each run the moment the
+// previous Wait returns, which races the supervisor's final status line
+// against its return to the pool: every run must succeed on the same
+// supervisor.
+func TestBackToBackRunsReuseOneSupervisor(t *testing.T) {
+	usePoolLimits(t, poolLimits{maxIdle: 4, idleTimeout: time.Hour, retireKillAfter: 5 * time.Second})
+	var first *supervisorConn
+	for i := range 1000 {
+		p, err := Start(Spec{Path: "/bin/true", Args: []string{"true"}})
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if st, err := p.Wait(); err != nil || st.Code != 0 {
+			t.Fatalf("run %d: %+v, %v", i, st, err)
+		}
+		if first == nil {
+			first = p.sc
+		}
+		if p.sc != first {
+			t.Fatalf("run %d used supervisor %d, want %d again", i, p.sc.proc.Pid, first.proc.Pid)
+		}
+	}
+}
+
 func TestConcurrentStartsRespectPoolLimit(t *testing.T) {
 	const runs = 20
 	usePoolLimits(t, poolLimits{maxIdle: 4, idleTimeout: time.Hour, retireKillAfter: 5 * time.Second})

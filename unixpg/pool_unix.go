@@ -150,17 +150,7 @@ func (sc *supervisorConn) read() {
 			sc.readErr = err
 			break
 		}
-		select {
-		case sc.msgs <- msg:
-		default:
-			sc.readErr = fmt.Errorf("it sent status lines nobody asked for (last %q)", line)
-		}
-		// An idle supervisor has nothing to say. (A line that arrives
-		// before its run's watcher puts it back stays in msgs, and put
-		// refuses it.)
-		if supervisors.holds(sc) {
-			sc.readErr = fmt.Errorf("it sent %q while idle", line)
-		}
+		sc.readErr = supervisors.deliver(sc, msg, line)
 	}
 	sc.broken.Store(true)
 	close(sc.msgs)
@@ -193,7 +183,10 @@ func (sc *supervisorConn) retire() {
 }
 
 // healthy reports whether the supervisor can take a run: its reader runs
-// and no unexpected status line waits.
+// and no unexpected status line waits. That the last run's tree is gone is
+// the supervisor's own check: it reports a run's end only once wait4(-1)
+// finds no child of any of its threads (Linux) and the group is empty. A
+// host-side re-check through /proc would cost about 80 µs on every run.
 func (sc *supervisorConn) healthy() bool {
 	return !sc.broken.Load() && len(sc.msgs) == 0
 }
@@ -246,14 +239,18 @@ type pool struct {
 	idle []*supervisorConn
 	// spareComing is true while a spare supervisor is being started.
 	spareComing bool
+	// spawned is true once any supervisor was started for a run.
+	spawned bool
 }
 
 // supervisors is the host's pool of idle supervisors.
 var supervisors pool
 
 // get returns an idle supervisor (reused true) or, when none is idle, a new
-// one. A new one also starts a spare in the background, unless one is
-// already coming, so that the next concurrent Start finds it ready.
+// one. When that is not the host's first supervisor (runs overlap, or the
+// idle ones timed out) it also starts a spare in the background, unless one
+// is already coming, so that the next overlapping Start finds it ready; a
+// host that runs one command at a time never needs more than one.
 func (pl *pool) get() (sc *supervisorConn, reused bool, err error) {
 	pl.mu.Lock()
 	for len(pl.idle) > 0 {
@@ -266,8 +263,9 @@ func (pl *pool) get() (sc *supervisorConn, reused bool, err error) {
 		}
 		sc.retire() // its reader is already reaping it
 	}
-	spare := !pl.spareComing
-	pl.spareComing = true
+	spare := pl.spawned && !pl.spareComing
+	pl.spareComing = pl.spareComing || spare
+	pl.spawned = true
 	pl.mu.Unlock()
 	if spare {
 		go pl.addSpare()
@@ -331,11 +329,23 @@ func (pl *pool) remove(sc *supervisorConn) {
 	pl.removeLocked(sc)
 }
 
-// holds reports whether sc is idle in the pool.
-func (pl *pool) holds(sc *supervisorConn) bool {
+// deliver passes a status line from sc's reader to msgs, unless sc is idle
+// in the pool (an idle supervisor has nothing to say) or more lines wait
+// than the protocol allows; either is returned as an error. It holds pl.mu
+// so that a line arriving as the run's watcher puts sc back is either seen
+// by put (which then refuses sc) or found idle here, never neither.
+func (pl *pool) deliver(sc *supervisorConn, msg statusMsg, line string) error {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	return slices.Contains(pl.idle, sc)
+	if slices.Contains(pl.idle, sc) {
+		return fmt.Errorf("it sent %q while idle", line)
+	}
+	select {
+	case sc.msgs <- msg:
+		return nil
+	default:
+		return fmt.Errorf("it sent status lines nobody asked for (last %q)", line)
+	}
 }
 
 // removeLocked takes sc out of the pool and stops its idle timer; it

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -67,54 +68,81 @@ type supervisor struct {
 	targetDone bool
 	// grace is the current run's SIGTERM → SIGKILL delay.
 	grace time.Duration
+	// leaderExit receives once the leader has exited (Linux pidfd); nil
+	// where SIGCHLD is the only notice.
+	leaderExit <-chan struct{}
 }
 
-// controlEvent is what readControl forwards: a request, or the reason the
-// control socket can no longer be read (end of file or a protocol error).
+// controlEvent is what readControl forwards to the main loop: a request, a
+// run it started, or the reason it stopped reading (the last event).
 type controlEvent struct {
-	// msg is the request when err is nil.
-	msg controlMsg
-	// err is io.EOF at end of file, or the protocol or read error.
+	// verb is ctrlTerm or ctrlKill, or ctrlRun for a run whose target
+	// readControl started and reported.
+	verb string
+	// pid is the started target's pid (ctrlRun only).
+	pid int
+	// grace is the started run's SIGTERM → SIGKILL delay (ctrlRun only).
+	grace time.Duration
+	// leaderExit is leaderExit's channel for the started target (ctrlRun
+	// only; nil outside Linux).
+	leaderExit <-chan struct{}
+	// err is io.EOF at end of file, errSetupRefused after a "refused"
+	// report, or the protocol or read error.
 	err error
 }
+
+// errSetupRefused ends the supervisor after it reported that containment
+// could not be set up.
+var errSetupRefused = errors.New("containment could not be set up")
 
 // supervise serves runs and returns the supervisor's exit code: 0 when the
 // host ended the supervisor (end of file, SIGHUP, SIGTERM or SIGINT while
 // idle) or containment could not be set up (reported to the host), 2 after
 // a protocol error.
+//
+// Two goroutines share the work. readControl owns a locked OS thread: it
+// receives control lines and starts each run's target itself, right after
+// receiving it (no hand-off to another thread on the hot path; the
+// target's PR_SET_PDEATHSIG is tied to that thread, which lives as long as
+// the process). The main loop supervises the started tree and reports its
+// end; it is not locked to a thread, so the leader's exit (Linux: its
+// pidfd in Go's poller; elsewhere SIGCHLD) reaches it without a switch to a
+// dedicated thread.
 func supervise() int {
-	// The target gets PR_SET_PDEATHSIG from the thread that forks it; this
-	// goroutine keeps its thread until the process exits.
-	runtime.LockOSThread()
 	syscall.CloseOnExec(controlFD)
 	closeInheritedFDs()
 
 	// Signals first, so that no SIGCHLD or request is lost.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	var busy atomic.Bool
 	events := make(chan controlEvent, 4)
-	go readControl(controlFD, events)
-	subreaperErr := enableSubreaper()
+	go readControl(controlFD, enableSubreaper(), &busy, events)
 
 	s := &supervisor{}
 	for {
 		select {
 		case ev := <-events:
 			switch {
-			case errors.Is(ev.err, io.EOF):
+			case errors.Is(ev.err, io.EOF) || errors.Is(ev.err, errSetupRefused):
 				return 0 // idle, and the host is gone or retired us
 			case ev.err != nil:
 				return 2
-			case ev.msg.Verb != ctrlRun:
+			case ev.verb != ctrlRun:
 				continue // term or kill for a run that already ended
-			case subreaperErr != nil:
-				closeFDs(ev.msg.FDs)
-				report(statusMsg{Verb: statusRefused, Text: subreaperErr.Error()})
+			}
+			*s = supervisor{target: ev.pid, grace: ev.grace, leaderExit: ev.leaderExit}
+			if lost := s.run(sigs, events); lost {
 				return 0
 			}
-			if lost := s.serve(ev.msg, sigs, events); lost {
-				return 0
+			final := statusMsg{Verb: statusExited, Num: s.targetWS.ExitStatus()}
+			if s.targetWS.Signaled() {
+				final = statusMsg{Verb: statusSignaled, Num: int(s.targetWS.Signal())}
 			}
+			// Idle again before the report: the host sends the next run
+			// only after reading it.
+			busy.Store(false)
+			report(final)
 		case sig := <-sigs:
 			if sig != syscall.SIGCHLD {
 				return 0 // SIGHUP (the host's parent-death signal), SIGTERM, SIGINT
@@ -123,54 +151,28 @@ func supervise() int {
 	}
 }
 
-// serve runs one run: it starts the target with the received files, closes
-// them, reports, supervises the tree until nothing of it remains and
-// reports the leader's status. It returns true when the lifeline was lost
-// (or the host broke the protocol) and the supervisor must exit; the tree is
-// gone by then.
-func (s *supervisor) serve(req controlMsg, sigs <-chan os.Signal, events <-chan controlEvent) (lost bool) {
-	*s = supervisor{grace: time.Duration(req.Spec.GraceNS)}
-	fds := make([]uintptr, len(req.FDs))
-	for i, fd := range req.FDs {
-		fds[i] = uintptr(fd)
-	}
-	pid, err := syscall.ForkExec(req.Spec.Path, req.Spec.Args, &syscall.ProcAttr{
-		Dir:   req.Spec.Dir,
-		Env:   req.Spec.Env,
-		Files: fds,
-		Sys:   targetSysProcAttr(),
-	})
-	// Only the target holds the run's files from here on, so the host's
-	// readers see end of file exactly when the tree is gone.
-	closeFDs(req.FDs)
-	if err != nil {
-		var errno syscall.Errno
-		if !errors.As(err, &errno) {
-			errno = syscall.EINVAL
-		}
-		report(statusMsg{Verb: statusExecFail, Num: int(errno), Text: err.Error()})
-		return false
-	}
-	s.target = pid
-	report(statusMsg{Verb: statusStarted, Num: pid})
-	if lost := s.run(sigs, events); lost {
-		return true
-	}
-	if s.targetWS.Signaled() {
-		report(statusMsg{Verb: statusSignaled, Num: int(s.targetWS.Signal())})
-	} else {
-		report(statusMsg{Verb: statusExited, Num: s.targetWS.ExitStatus()})
-	}
-	return false
+// readControl runs receiveControl on a locked OS thread, forwards the
+// reason it stopped as the last event, and then keeps the thread: the
+// targets' PR_SET_PDEATHSIG is tied to it, and the main loop decides how
+// the tree ends.
+func readControl(fd int, subreaperErr error, busy *atomic.Bool, events chan<- controlEvent) {
+	runtime.LockOSThread() // never unlocked
+	events <- controlEvent{err: receiveControl(fd, subreaperErr, busy, events)}
+	select {}
 }
 
-// readControl receives from the control socket fd and forwards every
-// control message; at end of file, on a read error or on a protocol error
-// it forwards that as the last event and returns. Received descriptors are
-// close-on-exec (at once on Linux, right after receipt elsewhere, before
-// the run that owns them is forwarded and can fork).
-func readControl(fd int, events chan<- controlEvent) {
+// receiveControl receives from the control socket fd. A run line starts the
+// target at once (startTarget), reports "started" or "execfail" and
+// forwards the started run; term and kill are forwarded. It returns io.EOF
+// at end of file, errSetupRefused after answering a run "refused" (when
+// subreaperErr is set), or the read or protocol error, including a run line
+// while busy (set from a start until the main loop has ended the run).
+// Received descriptors are close-on-exec (at once on Linux, right after
+// receipt elsewhere, before anything can fork) and all closed but those a
+// started target holds.
+func receiveControl(fd int, subreaperErr error, busy *atomic.Bool, events chan<- controlEvent) error {
 	var split controlSplitter
+	defer func() { closeFDs(split.takeFDs()) }()
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(16*4))
 	for {
@@ -188,28 +190,70 @@ func readControl(fd int, events chan<- controlEvent) {
 		switch {
 		case err != nil:
 			closeFDs(fds)
-			closeFDs(split.takeFDs())
-			events <- controlEvent{err: err}
-			return
+			return err
 		case n == 0 && len(fds) == 0:
-			closeFDs(split.takeFDs())
-			events <- controlEvent{err: io.EOF}
-			return
+			return io.EOF
 		}
 		split.add(buf[:n], fds)
 		for {
 			msg, ok, err := split.next()
-			if err != nil {
-				closeFDs(split.takeFDs())
-				events <- controlEvent{err: err}
-				return
+			switch {
+			case err != nil:
+				return err
+			case !ok:
+			case msg.Verb != ctrlRun:
+				events <- controlEvent{verb: msg.Verb}
+				continue
+			case busy.Load():
+				closeFDs(msg.FDs)
+				return errors.New("the host sent a run while one is in progress")
+			case subreaperErr != nil:
+				closeFDs(msg.FDs)
+				report(statusMsg{Verb: statusRefused, Text: subreaperErr.Error()})
+				return errSetupRefused
+			default:
+				if pid, pidfd, ok := startTarget(msg); ok {
+					busy.Store(true)
+					report(statusMsg{Verb: statusStarted, Num: pid})
+					events <- controlEvent{verb: ctrlRun, pid: pid, grace: time.Duration(msg.Spec.GraceNS),
+						leaderExit: leaderExit(pidfd)}
+				}
+				continue
 			}
-			if !ok {
-				break
-			}
-			events <- controlEvent{msg: msg}
+			break // no complete line left: receive more
 		}
 	}
+}
+
+// startTarget starts a run's target with the received files as its 0, 1
+// and 2, in its own process group, and closes the received files. It
+// returns the target's pid and (Linux, where the kernel has them) a pidfd
+// of it, else -1. If the target cannot be executed it reports "execfail"
+// and returns false.
+func startTarget(req controlMsg) (pid, pidfd int, ok bool) {
+	pidfd = -1
+	fds := make([]uintptr, len(req.FDs))
+	for i, fd := range req.FDs {
+		fds[i] = uintptr(fd)
+	}
+	pid, err := syscall.ForkExec(req.Spec.Path, req.Spec.Args, &syscall.ProcAttr{
+		Dir:   req.Spec.Dir,
+		Env:   req.Spec.Env,
+		Files: fds,
+		Sys:   targetSysProcAttr(&pidfd),
+	})
+	// Only the target holds the run's files from here on, so the host's
+	// readers see end of file exactly when the tree is gone.
+	closeFDs(req.FDs)
+	if err != nil {
+		var errno syscall.Errno
+		if !errors.As(err, &errno) {
+			errno = syscall.EINVAL
+		}
+		report(statusMsg{Verb: statusExecFail, Num: int(errno), Text: err.Error()})
+		return 0, -1, false
+	}
+	return pid, pidfd, true
 }
 
 // parseRights returns the descriptors in a received control message buffer,
@@ -324,21 +368,22 @@ func (s *supervisor) run(sigs <-chan os.Signal, events <-chan controlEvent) (los
 			}
 		case ev := <-events:
 			switch {
-			case ev.err != nil || ev.msg.Verb == ctrlRun:
-				// The host is gone, retired us, or broke the protocol
-				// (a second run while one runs): nothing may outlive that.
-				closeFDs(ev.msg.FDs)
+			case ev.err != nil:
+				// The host is gone, retired us, or broke the protocol:
+				// nothing may outlive that.
 				s.killTree(sigs)
 				return true
-			case ev.msg.Verb == ctrlTerm:
+			case ev.verb == ctrlTerm:
 				startEnding()
-			case ev.msg.Verb == ctrlKill:
+			case ev.verb == ctrlKill:
 				s.killTree(sigs)
 				return false
 			}
 		case <-graceOver:
 			s.killTree(sigs)
 			return false
+		case <-s.leaderExit: // the loop's reap collects it
+			s.leaderExit = nil
 		case <-poll:
 		}
 	}

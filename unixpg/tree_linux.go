@@ -21,10 +21,47 @@ func enableSubreaper() error {
 	return nil
 }
 
-// targetSysProcAttr puts the target in its own process group and kills it if
-// the supervisor's forking thread (locked for the supervisor's life) dies.
-func targetSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// targetSysProcAttr puts the target in its own process group, kills it if
+// the supervisor's forking thread (locked for the supervisor's life) dies,
+// and stores a pidfd of it (close-on-exec) in *pidfd, or -1 where the
+// kernel has none.
+func targetSysProcAttr(pidfd *int) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, PidFD: pidfd}
+}
+
+// leaderExit returns a channel that receives once the process behind pidfd
+// has exited, and closes pidfd then; nil when pidfd is -1 or cannot be
+// polled. Go's network poller waits for the pidfd to become readable, so
+// the leader's exit wakes the supervisor directly rather than through
+// SIGCHLD, the signal-handling thread and a channel: one cross-thread
+// wake-up less on every run. SIGCHLD still covers every other child.
+func leaderExit(pidfd int) <-chan struct{} {
+	if pidfd < 0 {
+		return nil
+	}
+	if err := unix.SetNonblock(pidfd, true); err != nil {
+		unix.Close(pidfd)
+		return nil
+	}
+	f := os.NewFile(uintptr(pidfd), "agentgate-leader-pidfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil
+	}
+	exited := make(chan struct{}, 1)
+	go func() {
+		defer f.Close()
+		// The callback runs first at once and again whenever the poller
+		// reports the pidfd readable; an error (not pollable, closed)
+		// also ends the wait, which only costs the main loop a pass.
+		_ = rc.Read(func(fd uintptr) bool {
+			n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+			return n > 0
+		})
+		exited <- struct{}{}
+	}()
+	return exited
 }
 
 // descendants returns the pids of every live descendant of the calling

@@ -10,10 +10,15 @@ import "syscall"
 func enableSubreaper() error { return nil }
 
 // targetSysProcAttr puts the target in its own process group. There is no
-// parent-death signal outside Linux; the lifeline pipe covers host death.
-func targetSysProcAttr() *syscall.SysProcAttr {
+// parent-death signal and no pidfd outside Linux (*pidfd is left alone);
+// the lifeline socket covers host death.
+func targetSysProcAttr(pidfd *int) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// leaderExit returns nil: without pidfds, SIGCHLD announces the leader's
+// exit.
+func leaderExit(pidfd int) <-chan struct{} { return nil }
 
 // descendants returns nil: without /proc children lists and a subreaper the
 // supervisor can reach the tree only through its process group.
