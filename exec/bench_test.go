@@ -20,6 +20,7 @@ func benchExecutor(b *testing.B, argv ...string) (*Executor, Command) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(e.Flush)
 	root, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
 		b.Fatal(err)

@@ -182,9 +182,6 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	e.runs[id] = r
 	e.mu.Unlock()
 
-	if err := os.Mkdir(runDir, 0o700); err != nil {
-		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not create the run's output directory: %v", err))
-	}
 	var before snapshot
 	if !e.cfg.Changes.Disabled {
 		before = takeSnapshot(cmd.Dir, e.cfg.Changes)
@@ -212,12 +209,8 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	r.mu.Lock()
 	r.rec.PID = p.Pid()
 	r.mu.Unlock()
-	// Visible before Start returns, so that any process can find (and
-	// cancel) the run as soon as its id is known; made durable in the
-	// background, off the run's path.
-	if err := storeRecord(e.cfg.StateDir, r.Record(), false); err != nil {
-		r.setPersistError(err)
-	}
+	// Written in the background, off the run's path, within milliseconds:
+	// from then on any process can find (and cancel) the run.
 	e.records.mark(r)
 	go r.supervise(pipes, before)
 	e.watchCancelRequests()

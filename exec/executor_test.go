@@ -210,6 +210,12 @@ func TestRunGrandchildHoldingStdout(t *testing.T) {
 func TestRequestCancelFromAnotherProcess(t *testing.T) {
 	e, root := testExecutor(t, Config{})
 	r := mustStart(t, e, root, 0, nil, "sleep", "60")
+	// Another process learns the id from the run records (agentgate ps),
+	// which the host writes in the background right after Start.
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(recordPath(e.cfg.StateDir, r.ID()))
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, RequestCancel(e.cfg.StateDir, r.ID()))
 	rec := waitRun(t, r)
 	assert.Equal(t, StateCancelled, rec.State)

@@ -2,7 +2,13 @@ package exec
 
 import (
 	"sync"
+	"time"
 )
+
+// persistDelay is how long a changed record waits before it is written: a
+// run that ends within it gets one write (its final record) instead of two,
+// and records changed close together share one directory fsync.
+const persistDelay = 50 * time.Millisecond
 
 // persister writes run records durably (writeRecord: temp file, fsync,
 // rename, directory fsync) on its own goroutine, so that the two fsyncs of
@@ -11,8 +17,8 @@ import (
 // coalesced: the newest state of a run is what gets written, and a run's
 // record on disk only ever moves forward (running → final).
 //
-// The price is a short window in which the disk lags memory: a host that
-// dies in it leaves the previous record (no record, or `running`, which the
+// The price is a short window (persistDelay plus the write) in which the
+// disk lags memory: a host that dies in it leaves the previous record (no record, or `running`, which the
 // next MarkLost turns into `lost`). Hosts call Executor.Flush before they
 // exit to close the window.
 type persister struct {
@@ -27,6 +33,9 @@ type persister struct {
 	queued map[*Run]bool
 	// writing is true while the goroutine is writing records.
 	writing bool
+	// timer starts the goroutine persistDelay after the first mark; nil
+	// when no write is scheduled.
+	timer *time.Timer
 	// idle is signalled whenever dirty becomes empty and nothing is being
 	// written; Flush waits on it.
 	idle *sync.Cond
@@ -48,24 +57,45 @@ func (p *persister) mark(r *Run) {
 	}
 	p.queued[r] = true
 	p.dirty = append(p.dirty, r)
-	if !p.writing {
-		p.writing = true
-		go p.loop()
+	if !p.writing && p.timer == nil {
+		p.timer = time.AfterFunc(persistDelay, p.startFromTimer)
 	}
 }
 
-// loop writes dirty runs until none is left.
+// startFromTimer starts the writing goroutine when the delay has passed,
+// unless flush started it first.
+func (p *persister) startFromTimer() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer == nil || p.writing {
+		return
+	}
+	p.timer = nil
+	p.writing = true
+	go p.loop()
+}
+
+// loop writes dirty runs until none is left: all the runs dirty at a moment
+// as one batch, with one directory fsync.
 func (p *persister) loop() {
 	p.mu.Lock()
 	for len(p.dirty) > 0 {
-		r := p.dirty[0]
-		p.dirty = p.dirty[1:]
-		delete(p.queued, r)
+		batch := p.dirty
+		p.dirty = nil
+		for _, r := range batch {
+			delete(p.queued, r)
+		}
 		p.mu.Unlock()
-		// The snapshot is taken after dequeuing: a state change made from
+		// The snapshots are taken after dequeuing: a state change made from
 		// here on marks the run dirty again and is written next round.
-		if err := writeRecord(p.stateDir, r.Record()); err != nil {
-			r.setPersistError(err)
+		recs := make([]Record, len(batch))
+		for i, r := range batch {
+			recs[i] = r.Record()
+		}
+		for i, err := range writeRecords(p.stateDir, recs) {
+			if err != nil {
+				batch[i].setPersistError(err)
+			}
 		}
 		p.mu.Lock()
 	}
@@ -78,6 +108,14 @@ func (p *persister) loop() {
 // disk.
 func (p *persister) flush() {
 	p.mu.Lock()
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+		if !p.writing && len(p.dirty) > 0 {
+			p.writing = true
+			go p.loop()
+		}
+	}
 	for p.writing || len(p.dirty) > 0 {
 		p.idle.Wait()
 	}

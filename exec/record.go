@@ -100,8 +100,22 @@ func cancelPath(stateDir, id string) string {
 // false the two fsyncs are skipped: readers still never see a torn file, but
 // a power failure may lose the write.
 func writeFileAtomic(path string, data []byte, durable bool) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err := replaceFile(path, data, durable); err != nil {
+		return err
+	}
+	if !durable {
+		return nil
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("writing %s: syncing directory: %w", path, err)
+	}
+	return nil
+}
+
+// replaceFile is writeFileAtomic without the directory fsync, which the
+// caller owes when durable is true (once for several files of a directory).
+func replaceFile(path string, data []byte, durable bool) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -119,27 +133,50 @@ func writeFileAtomic(path string, data []byte, durable bool) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if !durable {
-		return nil
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("writing %s: syncing directory: %w", path, err)
-	}
 	return nil
+}
+
+// encodeRecord is a record file's content.
+func encodeRecord(rec Record) ([]byte, error) {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding run record %s: %w", rec.ID, err)
+	}
+	return append(data, '\n'), nil
 }
 
 // writeRecord persists rec atomically and durably.
 func writeRecord(stateDir string, rec Record) error {
-	return storeRecord(stateDir, rec, true)
+	data, err := encodeRecord(rec)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(recordPath(stateDir, rec.ID), data, true)
 }
 
-// storeRecord writes rec atomically; durable as for writeFileAtomic.
-func storeRecord(stateDir string, rec Record, durable bool) error {
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding run record %s: %w", rec.ID, err)
+// writeRecords persists several records atomically and durably, with one
+// directory fsync for all of them. errs[i] is the error of recs[i].
+func writeRecords(stateDir string, recs []Record) (errs []error) {
+	errs = make([]error, len(recs))
+	wrote := false
+	for i, rec := range recs {
+		data, err := encodeRecord(rec)
+		if err == nil {
+			err = replaceFile(recordPath(stateDir, rec.ID), data, true)
+		}
+		errs[i] = err
+		wrote = wrote || err == nil
 	}
-	return writeFileAtomic(recordPath(stateDir, rec.ID), append(data, '\n'), durable)
+	if wrote {
+		if err := syncDir(runsDir(stateDir)); err != nil {
+			for i := range errs {
+				if errs[i] == nil {
+					errs[i] = fmt.Errorf("writing run records: syncing directory %s: %w", runsDir(stateDir), err)
+				}
+			}
+		}
+	}
+	return errs
 }
 
 // readRecord reads one record file, retrying briefly: on Windows a reader

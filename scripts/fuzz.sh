@@ -7,3 +7,4 @@ t=${FUZZTIME:-60s}
 go test -run '^$' -fuzz '^FuzzDecodeFrame$' -fuzztime "$t" ./agentbridge/wire
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "$t" ./exec
 go test -run '^$' -fuzz '^FuzzParseFormat$' -fuzztime "$t" ./prefs
+go test -run '^$' -fuzz '^FuzzMarshal$' -fuzztime "$t" ./agentbridge/audit

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -273,5 +274,136 @@ func TestAppendAfterClose(t *testing.T) {
 	l.Close()
 	if err := l.Append(Entry{Kind: KindProposal}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+}
+
+// fileEntries decodes every line of each audit log file, oldest file first.
+func fileEntries(t *testing.T, path string) [][]Entry {
+	t.Helper()
+	files, err := Files(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]Entry
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entries []Entry
+		for line := range strings.SplitSeq(strings.TrimSuffix(string(raw), "\n"), "\n") {
+			var e Entry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("%s: torn or unreadable line %q: %v", f, line, err)
+			}
+			entries = append(entries, e)
+		}
+		out = append(out, entries)
+	}
+	return out
+}
+
+func TestAppendSeveralEntriesInOneCall(t *testing.T) {
+	l, path := openTest(t, Options{Host: "app"})
+	stamp := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)
+	batch := []Entry{
+		{Kind: KindProposal, RunID: "r1"},
+		{Kind: KindDecision, RunID: "r1", Host: "cli", Time: stamp, Decision: DecisionRule},
+		{Kind: KindRunStart, RunID: "r1", PID: 42},
+	}
+	if err := l.Append(batch...); err != nil {
+		t.Fatal(err)
+	}
+	if !batch[0].Time.IsZero() || batch[0].Host != "" {
+		t.Errorf("Append modified the caller's entry: %+v", batch[0])
+	}
+	got := collect(t, path, OldestFirst)
+	if len(got) != 3 {
+		t.Fatalf("read %d entries, want 3: %+v", len(got), got)
+	}
+	for i, e := range got {
+		if e.RunID != "r1" || e.Kind != batch[i].Kind || e.Time.IsZero() {
+			t.Errorf("entry %d = %+v, want kind %s of r1 with a time", i, e, batch[i].Kind)
+		}
+	}
+	if got[0].Host != "app" || got[1].Host != "cli" || !got[1].Time.Equal(stamp) || got[2].PID != 42 {
+		t.Errorf("defaults or fields wrong: %+v", got)
+	}
+	before, _ := os.Stat(path)
+	if err := l.Append(); err != nil {
+		t.Fatalf("Append() = %v, want nil", err)
+	}
+	if after, _ := os.Stat(path); after.Size() != before.Size() {
+		t.Fatalf("Append() changed the file size from %d to %d", before.Size(), after.Size())
+	}
+	l.Close()
+	if err := l.Append(); err != nil {
+		t.Fatalf("Append() after Close = %v, want nil", err)
+	}
+	if err := l.Append(batch...); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Append after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestAppendWritesNothingWhenAnEntryCannotBeEncoded(t *testing.T) {
+	l, path := openTest(t, Options{})
+	err := l.Append(Entry{Kind: KindProposal}, Entry{Kind: KindDecision, Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err == nil || !strings.Contains(err.Error(), "year outside of range") {
+		t.Fatalf("err = %v, want a year-out-of-range error", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+		t.Fatalf("the log holds %d bytes (%v), want none", fi.Size(), err)
+	}
+}
+
+// TestBatchesStayTogetherAcrossWritersAndRotation appends proposal+decision
+// pairs from several Logs on one file (as separate processes do) while it
+// rotates often: each pair's lines are adjacent in one file, even a batch
+// larger than MaxBytes (it takes a file of its own).
+func TestBatchesStayTogetherAcrossWritersAndRotation(t *testing.T) {
+	path := Path(filepath.Join(t.TempDir(), "agentgate"))
+	const writers, each = 4, 80
+	var wg sync.WaitGroup
+	for w := range writers {
+		l, err := Open(path, Options{MaxBytes: 4 << 10, Keep: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				reason := strings.Repeat("r", i%40)
+				if w == 0 && i == each/2 {
+					reason = strings.Repeat("big", 3<<10) // the pair alone exceeds MaxBytes
+				}
+				proposal := Entry{Kind: KindProposal, RunID: id, Reason: reason}
+				decision := Entry{Kind: KindDecision, RunID: id, Decision: DecisionRule}
+				if err := l.Append(proposal, decision); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	files := fileEntries(t, path)
+	if len(files) < 3 {
+		t.Fatalf("expected several rotations, got %d files", len(files))
+	}
+	for f, entries := range files {
+		for i := 0; i < len(entries); i += 2 {
+			p := entries[i]
+			if p.Kind != KindProposal || i+1 == len(entries) || entries[i+1].Kind != KindDecision || entries[i+1].RunID != p.RunID {
+				t.Fatalf("file %d, line %d: proposal %s is not directly followed by its decision", f, i+1, p.RunID)
+			}
+			total++
+		}
+	}
+	if total != writers*each {
+		t.Fatalf("read %d pairs, want %d", total, writers*each)
 	}
 }

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,11 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofrs/flock"
-
-	"github.com/agentgate/agentgate/exec/display"
 )
 
 // FileName is the audit log's name inside the state directory.
@@ -28,7 +24,8 @@ const (
 // Options configure a Log.
 type Options struct {
 	// MaxBytes is the size past which the file is rotated before the next
-	// entry; 0 means DefaultMaxBytes. An entry is never split.
+	// Append; 0 means DefaultMaxBytes. The entries of one Append are never
+	// split across files.
 	MaxBytes int64
 	// Keep is how many rotated files to keep; 0 means DefaultKeep.
 	Keep int
@@ -37,8 +34,8 @@ type Options struct {
 }
 
 // Log appends entries to an audit log file. It is safe for concurrent use,
-// and several processes may append to the same file at once: each entry is
-// one write(2) of one line to a file opened with O_APPEND, followed by
+// and several processes may append to the same file at once: each Append is
+// one write(2) of its lines to a file opened with O_APPEND, followed by
 // fsync; rotation is serialised across processes by a lock file
 // (audit.log.lock, github.com/gofrs/flock). A process still holding the
 // rotated file notices before its next entry and reopens; an entry written
@@ -92,31 +89,48 @@ func openAppend(path string) (*os.File, error) {
 // ErrClosed is returned by Append after Close.
 var ErrClosed = errors.New("audit log is closed")
 
-// Append writes e as one line and fsyncs it. A zero Time is set to now; an
-// empty Host to the Log's Host. Control, invisible and bidirectional
-// characters inside strings are written as \uXXXX escapes (still valid
-// JSON, decoded back unchanged) so that reading the raw file with cat or
-// less shows them instead of obeying them.
-func (l *Log) Append(e Entry) error {
-	if e.Time.IsZero() {
-		e.Time = time.Now().UTC()
+// Append writes entries, one line each and in order, with a single write(2)
+// followed by a single fsync, so a pair of entries known together (a
+// proposal and its decision) costs one sync and other writers' lines never
+// fall between them. Each entry with a zero Time gets the current time (UTC)
+// and one with an empty Host the Log's Host; the caller's entries are not
+// modified. Control, invisible and bidirectional characters inside strings
+// are written as \uXXXX escapes (still valid JSON, decoded back unchanged)
+// so that reading the raw file with cat or less shows them instead of
+// obeying them.
+//
+// The entries go to one file: rotation happens before the write when the
+// lines together would take the file past MaxBytes (a file holding nothing
+// takes them whatever their size). When an entry cannot be encoded (see
+// Marshal) nothing is written. With no entries Append does nothing and
+// returns nil.
+func (l *Log) Append(entries ...Entry) error {
+	if len(entries) == 0 {
+		return nil
 	}
-	if e.Host == "" {
-		e.Host = l.opts.Host
-	}
-	line, err := Marshal(e)
-	if err != nil {
-		return err
+	lines := make([]byte, 0, 512*len(entries))
+	for _, e := range entries {
+		if e.Time.IsZero() {
+			e.Time = time.Now().UTC()
+		}
+		if e.Host == "" {
+			e.Host = l.opts.Host
+		}
+		var err error
+		if lines, err = appendEntry(lines, &e); err != nil {
+			return err
+		}
+		lines = append(lines, '\n')
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return ErrClosed
 	}
-	if err := l.rotateIfNeeded(int64(len(line))); err != nil {
+	if err := l.rotateIfNeeded(int64(len(lines))); err != nil {
 		return err
 	}
-	if _, err := l.f.Write(line); err != nil {
+	if _, err := l.f.Write(lines); err != nil {
 		return fmt.Errorf("write the audit log %s: %w", l.path, err)
 	}
 	if err := l.f.Sync(); err != nil {
@@ -125,54 +139,18 @@ func (l *Log) Append(e Entry) error {
 	return nil
 }
 
-// Marshal encodes e as one JSON line (with its newline), escaping characters
-// display.NeedsEscape flags as \uXXXX.
+// Marshal encodes e as one JSON line (with its newline): the bytes
+// json.Marshal writes for e, except that every non-ASCII rune
+// display.NeedsEscape flags is written as a \u escape (see appendString).
+// It fails only when e.Time cannot be written as RFC 3339 (a year outside
+// 0…9999, a zone offset of 24 hours or more), as json.Marshal does. A zero
+// Time is written as 0001-01-01T00:00:00Z.
 func Marshal(e Entry) ([]byte, error) {
-	raw, err := json.Marshal(e)
+	line, err := appendEntry(make([]byte, 0, 512), &e)
 	if err != nil {
-		return nil, fmt.Errorf("encode an audit entry: %w", err)
+		return nil, err
 	}
-	return append(escapeInvisible(raw), '\n'), nil
-}
-
-// escapeInvisible rewrites every non-ASCII rune that display.NeedsEscape
-// flags as a JSON \u escape (a surrogate pair above U+FFFF). ASCII controls
-// are already escaped by encoding/json; such runes occur only inside JSON
-// strings, so the result is equivalent JSON.
-func escapeInvisible(raw []byte) []byte {
-	var out []byte
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c < utf8.RuneSelf {
-			if out != nil {
-				out = append(out, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(raw[i:])
-		if !display.NeedsEscape(r) {
-			if out != nil {
-				out = append(out, raw[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		if out == nil {
-			out = append(make([]byte, 0, len(raw)+32), raw[:i]...)
-		}
-		if r > 0xFFFF {
-			r -= 0x10000
-			out = fmt.Appendf(out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
-		} else {
-			out = fmt.Appendf(out, `\u%04x`, r)
-		}
-		i += size
-	}
-	if out == nil {
-		return raw
-	}
-	return out
+	return append(line, '\n'), nil
 }
 
 // rotateIfNeeded makes sure l.f is the current active file and that adding

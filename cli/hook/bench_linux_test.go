@@ -167,8 +167,9 @@ func envPaths(environ []string) (p prefs.Paths) {
 
 // BenchmarkHookExecutable measures `agentgate-hook claude-code` on an
 // allowed payload as a whole process — start-up, package initialisation,
-// the allow-list decision, two fsynced audit entries, the answer — next to
-// a hello-world Go program run alternately in the same loop, and reports
+// the allow-list decision, two audit entries (one write, one fsync), the
+// answer — next to a hello-world Go program run alternately in the same
+// loop, and reports
 // CPU (user+system, from the process state) and wall time per run and their
 // ratios (SPEC §9 target: CPU ratio ≤ 2). "static" is the executable as the
 // Makefile builds it (CGO_ENABLED=0); "cgo" shows what dynamic linking

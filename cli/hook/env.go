@@ -58,7 +58,8 @@ func Main(args []string) int {
 // Nothing is opened before it is needed: a tool call that is not a shell
 // command touches no file and no socket, and an allowed one reads only the
 // global list, the agent's provider list, the project's list and the trust
-// state, then appends two audit entries.
+// state, then appends its two audit entries (proposal and decision) with
+// one write and one fsync.
 func Run(args []string, e Env) int {
 	return runHook(args, e.Stdin, e.Stdout, e.Stderr, realDeps(e))
 }
@@ -82,14 +83,14 @@ func realDeps(e Env) hookDeps {
 			}
 			return store.Decide(argv, provider, projectRoot)
 		},
-		audit: func(entry audit.Entry) error {
+		audit: func(entries ...audit.Entry) error {
 			if log == nil {
 				var err error
 				if log, err = audit.Open(audit.Path(e.Paths.StateDir), audit.Options{Host: "hook"}); err != nil {
 					return err
 				}
 			}
-			return log.Append(entry)
+			return log.Append(entries...)
 		},
 		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
 		projectRoot: prefs.ProjectRoot,

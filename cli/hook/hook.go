@@ -121,10 +121,11 @@ var errAppUnreachable = errors.New("the agentgate desktop app is not reachable")
 type hookDeps struct {
 	// decide answers from the allow-lists.
 	decide func(argv []string, provider, projectRoot string) prefs.Decision
-	// audit appends an entry to the audit log; errors are reported on stderr
-	// and do not change the answer (a decision by rule must not become an
-	// allow-by-default, and a missing log must not block the agent forever).
-	audit func(audit.Entry) error
+	// audit appends entries to the audit log, all in one write and one
+	// fsync; errors are reported on stderr and do not change the answer (a
+	// decision by rule must not become an allow-by-default, and a missing
+	// log must not block the agent forever).
+	audit func(...audit.Entry) error
 	// ask asks the person through the desktop app; an error wrapping
 	// errAppUnreachable means nobody could be asked.
 	ask func(ctx context.Context, q hookQuestion) (approved bool, message string, err error)
@@ -280,13 +281,14 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 	}
 	if argv != nil {
 		if d := deps.decide(argv, req.Agent, root); d.Allowed && d.Rule != nil {
-			entry := hookAuditEntry(req, root, argv)
-			entry.Kind = audit.KindProposal
-			logAudit(deps, entry, stderr)
-			entry.Kind = audit.KindDecision
-			entry.Decision = audit.DecisionRule
-			entry.Rule = auditRule(d.Rule)
-			logAudit(deps, entry, stderr)
+			// Both entries are known now: one write and one fsync.
+			proposal := hookAuditEntry(req, root, argv)
+			proposal.Kind = audit.KindProposal
+			decision := proposal
+			decision.Kind = audit.KindDecision
+			decision.Decision = audit.DecisionRule
+			decision.Rule = auditRule(d.Rule)
+			logAudit(deps, stderr, proposal, decision)
 			return hookAnswer{Verdict: verdictAllow, Reason: "agentgate: allowed by " + DescribeRule(d.Rule)}
 		}
 		why = "no allow-list rule matches " + display.Command(argv)
@@ -307,7 +309,7 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 		entry.Kind = audit.KindRefusal
 		entry.Code = "handed_back"
 		entry.Message = "handed back to the agent's own prompt: " + err.Error()
-		logAudit(deps, entry, stderr)
+		logAudit(deps, stderr, entry)
 		if errors.Is(err, errAppUnreachable) {
 			return hookAnswer{Verdict: verdictAsk, Reason: "agentgate could not ask on the desktop (" + err.Error() +
 				"); decide here. Start the app with `agentgate` to get agentgate's approval card. Why it was not allowed automatically: " + why}
@@ -343,11 +345,14 @@ func hookAuditEntry(req hookRequest, root string, argv []string) audit.Entry {
 	}
 }
 
-func logAudit(deps hookDeps, e audit.Entry, stderr io.Writer) {
+// logAudit appends entries to the audit log in one go, reporting a failure
+// on stderr (see hookDeps.audit); without an audit dependency it does
+// nothing.
+func logAudit(deps hookDeps, stderr io.Writer, entries ...audit.Entry) {
 	if deps.audit == nil {
 		return
 	}
-	if err := deps.audit(e); err != nil {
+	if err := deps.audit(entries...); err != nil {
 		fmt.Fprintf(stderr, "agentgate hook: could not write the audit log: %v\n", err)
 	}
 }

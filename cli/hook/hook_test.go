@@ -43,6 +43,9 @@ type hookHarness struct {
 	deps    hookDeps
 	asker   *fakeAsker
 	entries []audit.Entry
+	// appends counts the calls to deps.audit (entries may come several at
+	// a time).
+	appends int
 	paths   prefs.Paths
 }
 
@@ -65,8 +68,9 @@ func newHookHarness(t *testing.T) *hookHarness {
 	h := &hookHarness{asker: &fakeAsker{unreachable: true}, paths: paths}
 	h.deps = hookDeps{
 		decide: store.Decide,
-		audit: func(e audit.Entry) error {
-			h.entries = append(h.entries, e)
+		audit: func(entries ...audit.Entry) error {
+			h.entries = append(h.entries, entries...)
+			h.appends++
 			return nil
 		},
 		ask:         h.asker.ask,
@@ -172,6 +176,9 @@ func TestHookAllowedSimpleCommand(t *testing.T) {
 			}
 			if len(h.entries) != 2 || h.entries[0].Kind != audit.KindProposal || h.entries[1].Decision != audit.DecisionRule {
 				t.Fatalf("audit entries %+v, want a proposal and a decision by rule", h.entries)
+			}
+			if h.appends != 1 {
+				t.Errorf("the proposal and decision took %d appends, want 1 (one write, one fsync)", h.appends)
 			}
 			rule := h.entries[1].Rule
 			if rule == nil || rule.Line != 2 || rule.Scope != "global" || rule.File != h.paths.GlobalFile() {
