@@ -300,6 +300,9 @@ func (h *host) close() {
 	for _, r := range h.executor.Runs() {
 		<-r.Done()
 	}
+	// Final run records are written in the background; finish them before
+	// this process exits, or the next app start would mark the runs lost.
+	h.executor.Flush()
 	h.broker.Close()
 	h.log.Close()
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // benchExecutor returns an Executor and a validated command for argv.
@@ -111,4 +112,29 @@ func BenchmarkRawPipe1GiB(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(procStatusKB(b, "VmHWM")-rssBefore)/1024, "MiB-RSS-growth")
+}
+
+// BenchmarkExecutorVsRaw alternates, in one loop, Start+Wait of `true`
+// through an Executor and a raw os/exec Run of `true`, so that both see the
+// same load on a noisy machine, and reports their ratio as "x-raw" (SPEC
+// §9's target is ≤ 1.5) and one executor run's time as "executor-ns/run".
+func BenchmarkExecutorVsRaw(b *testing.B) {
+	e, cmd := benchExecutor(b, "true")
+	path, err := osexec.LookPath("true")
+	if err != nil {
+		b.Skip(err)
+	}
+	var viaExecutor, raw time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		runOnce(b, e, cmd)
+		t1 := time.Now()
+		if err := osexec.Command(path).Run(); err != nil {
+			b.Fatal(err)
+		}
+		viaExecutor += t1.Sub(t0)
+		raw += time.Since(t1)
+	}
+	b.ReportMetric(float64(viaExecutor)/float64(raw), "x-raw")
+	b.ReportMetric(float64(viaExecutor.Nanoseconds())/float64(b.N), "executor-ns/run")
 }

@@ -13,7 +13,7 @@ bench() { # package regexp benchtime
   go test -tags "$tags" -run '^$' -bench "$2" -benchtime "$3" -count 1 "$1" 2>&1 | tee -a "$out"
 }
 
-bench ./exec       'ExecutorTrue|RawExecTrue'        300x
+bench ./exec       'ExecutorTrue|RawExecTrue|ExecutorVsRaw' 300x
 bench ./exec       'Stdout1GiB|RawPipe1GiB'          3x
 bench ./unixpg     'StartWaitVsRaw|TerminateToGone'  20x
 bench ./prefs      'Decide'                          1s
@@ -28,7 +28,8 @@ bench ./ui         'Processes10k|ListRecords10k'     3x
 #   m     metric `second` of benchmark `first` (target: "<= x")
 #   abs   ns/op of `first`                (target: "<= x" ns)
 figures='
-executor start+wait of true vs raw os/exec|ns|ExecutorTrue|RawExecTrue|<= 1.5
+executor start+wait of true vs raw os/exec (interleaved)|m|ExecutorVsRaw|x-raw|<= 1.5
+executor start+wait of true vs raw os/exec (separate runs)|ns|ExecutorTrue|RawExecTrue|<= 1.5
 stdout 1 GiB through the executor vs raw pipe|mbs|Stdout1GiB|RawPipe1GiB|>= 0.7
 stdout 1 GiB: RSS growth, MiB|m|Stdout1GiB|MiB-RSS-growth|<= 32
 unixpg supervisor start+wait vs raw (interleaved)|m|StartWaitVsRaw|x-raw|<= 1.5

@@ -132,6 +132,9 @@ func run() error {
 		_, _ = r.Wait(waitCtx)
 		stop()
 	}
+	// The final run records are written in the background: finish them, so
+	// the next start does not mark these runs lost.
+	executor.Flush()
 	return nil
 }
 
