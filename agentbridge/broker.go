@@ -246,14 +246,18 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	settings := b.cfg.Settings()
 	id := newRunID()
 	proposal := audit.Entry{Kind: audit.KindProposal, RunID: id, Argv: p.Argv, Cwd: p.Cwd, Reason: p.Reason}
-	if err := b.record(s, proposal); err != nil {
-		return wire.ProposeResult{}, wire.Refuse(wire.RefuseAuditFailed, "agentgate cannot write its audit log, so it runs nothing: "+err.Error()+"; the person must fix the log's disk or permissions")
+	// The proposal is audited together with what follows from it without
+	// side effects (a refusal, a rule's decision): one write, one fsync,
+	// and always before anything runs or anyone is asked.
+	auditFailed := func(err error) *wire.Error {
+		return wire.Refuse(wire.RefuseAuditFailed, "agentgate cannot write its audit log, so it runs nothing: "+err.Error()+"; the person must fix the log's disk or permissions")
 	}
 
 	// 1. The session is hello'd (the server enforces it); 2. validate.
 	cmd, werr := s.validate(p, settings)
 	if werr != nil {
-		return wire.ProposeResult{}, b.refuse(s, id, werr)
+		b.record(s, proposal, refusalEntry(id, werr))
+		return wire.ProposeResult{}, werr
 	}
 	req := &ApprovalRequest{ID: id, Session: s.ID, Provider: s.Provider, Client: s.Client, PeerPID: s.Peer.PID, PeerExe: s.Peer.Exe,
 		ProjectRoot: s.ProjectRoot, Command: cmd, Reason: p.Reason, Proposed: time.Now()}
@@ -263,7 +267,10 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	if b.cfg.Rules != nil {
 		if d := b.cfg.Rules.Decide(cmd.Argv, s.Provider, s.ProjectRoot); d.Allowed && d.Rule != nil {
 			t.rule = ruleRef(d.Rule)
-			b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, t))
+			decision := bound(audit.Entry{Kind: audit.KindDecision, RunID: id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, t)
+			if err := b.record(s, proposal, decision); err != nil {
+				return wire.ProposeResult{}, auditFailed(err)
+			}
 			if werr := b.admit(t, settings); werr != nil {
 				return wire.ProposeResult{}, werr
 			}
@@ -272,6 +279,9 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	}
 
 	// 4. Ask a person, never allow by default.
+	if err := b.record(s, proposal); err != nil {
+		return wire.ProposeResult{}, auditFailed(err)
+	}
 	if werr := b.enqueueQuestion(s, t, settings); werr != nil {
 		return wire.ProposeResult{}, b.refuse(s, id, werr)
 	}
@@ -327,12 +337,17 @@ func (s *Session) proposeResult(t *ticket, asked bool) wire.ProposeResult {
 
 // refuse audits a refusal and returns it.
 func (b *Broker) refuse(s *Session, id string, werr *wire.Error) *wire.Error {
+	b.record(s, refusalEntry(id, werr))
+	return werr
+}
+
+// refusalEntry is the audit entry of a refusal.
+func refusalEntry(id string, werr *wire.Error) audit.Entry {
 	code := ""
 	if werr.Data != nil {
 		code = werr.Data.Code
 	}
-	b.record(s, audit.Entry{Kind: audit.KindRefusal, RunID: id, Code: code, Message: werr.Message})
-	return werr
+	return audit.Entry{Kind: audit.KindRefusal, RunID: id, Code: code, Message: werr.Message}
 }
 
 // enqueueQuestion registers t as pending and asks the approver in the
@@ -500,10 +515,12 @@ func (b *Broker) start(t *ticket) *wire.Error {
 		return werr
 	}
 	rec := run.Record()
-	b.record(s, audit.Entry{Kind: audit.KindRunStart, RunID: t.id, PID: rec.PID, Argv: cmd.Argv, Executable: cmd.Executable, Cwd: cmd.Dir, TimeoutMS: cmd.Timeout.Milliseconds()})
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
+		// Audited here, off the agent's reply path (the decision before
+		// the start is already durable), and always before the run's end.
+		b.record(s, audit.Entry{Kind: audit.KindRunStart, RunID: t.id, PID: rec.PID, Argv: cmd.Argv, Executable: cmd.Executable, Cwd: cmd.Dir, TimeoutMS: cmd.Timeout.Milliseconds()})
 		<-run.Done()
 		b.runEnded(t)
 	}()
@@ -581,12 +598,16 @@ func (s *Session) lookup(id string) (*ticket, *wire.Error) {
 	return t, nil
 }
 
-// record appends an audit entry with the session's provenance.
-func (b *Broker) record(s *Session, e audit.Entry) error {
+// record appends audit entries, with the session's provenance, in one
+// write and one fsync.
+func (b *Broker) record(s *Session, entries ...audit.Entry) error {
 	if s != nil {
-		e.Session, e.Provider, e.Client, e.PeerPID, e.PeerExe, e.ProjectRoot = s.ID, s.Provider, s.Client, s.Peer.PID, s.Peer.Exe, s.ProjectRoot
+		for i := range entries {
+			e := &entries[i]
+			e.Session, e.Provider, e.Client, e.PeerPID, e.PeerExe, e.ProjectRoot = s.ID, s.Provider, s.Client, s.Peer.PID, s.Peer.Exe, s.ProjectRoot
+		}
 	}
-	err := b.cfg.Audit.Append(e)
+	err := b.cfg.Audit.Append(entries...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "agentgate: audit log: %v\n", err)
 	}
