@@ -15,7 +15,7 @@ fi
 # drive the app with (Xvfb, xdotool, ImageMagick's import, tclsh, tmux) and
 # validate packaging with (desktop-file-validate, appstreamcli).
 pkgs=(gcc pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
-      xvfb xdotool imagemagick tcl tmux desktop-file-utils appstream xauth dbus-x11
+      xvfb xdotool imagemagick tcl tmux desktop-file-utils appstream xauth dbus-x11 patch
       nodejs npm)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
