@@ -134,11 +134,11 @@ func appendStrings(dst []byte, list []string) []byte {
 const lowerHex = "0123456789abcdef"
 
 // asciiVerbatim marks the ASCII bytes a JSON string holds as themselves:
-// everything from space up, DEL included, except '"' and '\\' (which JSON
-// requires escaped) and '<', '>' and '&' (which encoding/json escapes so
-// the text is safe inside HTML).
+// everything from space up to '~', except '"' and '\\' (which JSON requires
+// escaped) and '<', '>' and '&' (which encoding/json escapes so the text is
+// safe inside HTML). DEL is a control character: escaped, like the others.
 var asciiVerbatim = func() (set [utf8.RuneSelf]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
+	for c := ' '; c < 0x7f; c++ {
 		set[c] = true
 	}
 	for _, c := range `"\<>&` {
@@ -150,7 +150,7 @@ var asciiVerbatim = func() (set [utf8.RuneSelf]bool) {
 // appendString appends s as a JSON string, escaped exactly as
 // encoding/json does by default followed by the audit log's rule:
 //   - '"' and '\\' as \" and \\; \b, \f, \n, \r and \t as themselves; the
-//     other ASCII controls and '<', '>', '&' as \u00XX (DEL stays as is);
+//     other ASCII controls, DEL and '<', '>', '&' as \u00XX;
 //   - each byte that is not part of valid UTF-8 as \ufffd;
 //   - U+2028, U+2029 and every other rune display.NeedsEscape flags
 //     (invisible, bidirectional, unprintable) as \uXXXX, above U+FFFF as a

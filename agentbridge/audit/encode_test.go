@@ -27,13 +27,22 @@ func oracleMarshal(e Entry) ([]byte, error) {
 	return append(oracleEscapeInvisible(raw), '\n'), nil
 }
 
-// oracleEscapeInvisible rewrites every non-ASCII rune that
+// oracleEscapeInvisible rewrites DEL and every non-ASCII rune that
 // display.NeedsEscape flags in encoding/json's output as a JSON \u escape
-// (a surrogate pair above U+FFFF): the former escapeInvisible, unchanged.
+// (a surrogate pair above U+FFFF): the former escapeInvisible, plus DEL,
+// which encoding/json leaves raw.
 func oracleEscapeInvisible(raw []byte) []byte {
 	var out []byte
 	for i := 0; i < len(raw); {
 		c := raw[i]
+		if c == 0x7f {
+			if out == nil {
+				out = append(make([]byte, 0, len(raw)+32), raw[:i]...)
+			}
+			out = append(out, `\u007f`...)
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
 			if out != nil {
 				out = append(out, c)
@@ -75,7 +84,7 @@ func TestAppendString(t *testing.T) {
 		{`quote " backslash \ slash /`, `"quote \" backslash \\ slash /"`},
 		{"\b\f\n\r\t", `"\b\f\n\r\t"`},
 		{"\x00\x01\x1b\x1f", `"\u0000\u0001\u001b\u001f"`},
-		{"del\x7f", "\"del\x7f\""}, // encoding/json leaves DEL as is
+		{"del\x7f", `"del\u007f"`}, // a control character, escaped (encoding/json would leave it raw)
 		{"<a href='x'>&amp;</a>", `"\u003ca href='x'\u003e\u0026amp;\u003c/a\u003e"`},
 		{"bad\xffbyte", `"bad\ufffdbyte"`},
 		{"\xe2\x80", `"\ufffd\ufffd"`},               // truncated sequence: one \ufffd per byte
@@ -285,7 +294,7 @@ func checkAgainstOracle(tb testing.TB, e Entry) {
 	}
 	body := string(got[:len(got)-1])
 	for _, r := range body {
-		if display.NeedsEscape(r) && r != 0x7f {
+		if display.NeedsEscape(r) {
 			tb.Fatalf("line holds %U literally: %s", r, got)
 		}
 	}
