@@ -26,5 +26,6 @@ fi
 
 sock="$("$bin" socket-path 2>/dev/null || true)"
 echo "agentgate: the bridge listens on ${sock:-its default socket}"
-echo "agentgate: try, from another terminal:  $bin run -- echo hello"
+echo "agentgate: try, from another terminal:  $bin run -- echo hello     (asks you there: once / deny / always)"
+echo "agentgate: then connect an agent:        $bin setup claude-code     (or gemini, codex, mcp-json)"
 "$bin"
