@@ -626,3 +626,38 @@ func TestSessionForgetsOldestFinishedRuns(t *testing.T) {
 		t.Fatalf("the executor still holds a forgotten run")
 	}
 }
+
+// TestProposeWithWait checks exec.propose with wait_ms: an allowed command
+// comes back finished with its output in one call; a denied one comes back
+// as the denial (nothing ran); a bad encoding is refused before anything is
+// proposed.
+func TestProposeWithWait(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.Options{Steps: []approvertest.Step{approvertest.Deny("not now")}})
+	b.Allow(t, "echo")
+	c := b.Session(t, "")
+	ctx := ctxT(t)
+	wait := int64(eventually.Milliseconds())
+	res, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"echo", "hi"}, WaitMS: &wait})
+	if err != nil || res.Wait == nil {
+		t.Fatalf("propose = %+v, %v", res, err)
+	}
+	if res.State != "running" || res.Wait.State != "exited" || res.Wait.ExitCode == nil || *res.Wait.ExitCode != 0 ||
+		res.Wait.Stdout.Data != "hi\n" || !res.Wait.Stdout.EOF {
+		t.Fatalf("propose with wait_ms = %+v, wait %+v", res, *res.Wait)
+	}
+
+	_, err = c.Propose(ctx, wire.ProposeParams{Argv: []string{"rm", "-rf", "build"}, WaitMS: &wait})
+	if code := refusalCode(t, err); code != wire.RefuseDenied || !strings.Contains(err.Error(), "not now") {
+		t.Fatalf("denied propose with wait_ms: %v", err)
+	}
+
+	before, _ := c.List(ctx)
+	_, err = c.Propose(ctx, wire.ProposeParams{Argv: []string{"echo", "x"}, WaitMS: &wait, Encoding: "utf-16"})
+	if code := refusalCode(t, err); code != wire.RefuseBadEncoding {
+		t.Fatalf("bad encoding: %v", err)
+	}
+	after, _ := c.List(ctx)
+	if len(after.Runs) != len(before.Runs) {
+		t.Fatalf("a proposal with a bad encoding was taken: %d runs before, %d after", len(before.Runs), len(after.Runs))
+	}
+}

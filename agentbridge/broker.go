@@ -519,8 +519,9 @@ func (b *Broker) start(t *ticket) *wire.Error {
 	go func() {
 		defer b.wg.Done()
 		// Audited here, off the agent's reply path (the decision before
-		// the start is already durable), and always before the run's end.
-		b.record(s, audit.Entry{Kind: audit.KindRunStart, RunID: t.id, PID: rec.PID, Argv: cmd.Argv, Executable: cmd.Executable, Cwd: cmd.Dir, TimeoutMS: cmd.Timeout.Milliseconds()})
+		// the start is already durable), and always before the run's end;
+		// both are synced soon, not at once (recordSoon).
+		b.recordSoon(s, audit.Entry{Kind: audit.KindRunStart, RunID: t.id, PID: rec.PID, Argv: cmd.Argv, Executable: cmd.Executable, Cwd: cmd.Dir, TimeoutMS: cmd.Timeout.Milliseconds()})
 		<-run.Done()
 		b.runEnded(t)
 	}()
@@ -535,7 +536,7 @@ func (b *Broker) runEnded(t *ticket) {
 	if !rec.EndedAt.IsZero() && !rec.StartedAt.IsZero() {
 		e.DurationMS = rec.EndedAt.Sub(rec.StartedAt).Milliseconds()
 	}
-	b.record(t.session, e)
+	b.recordSoon(t.session, e)
 	b.mu.Lock()
 	b.setState(t, string(rec.State), nil)
 	if t.session.closed { // nobody can ask about it any more
@@ -601,13 +602,31 @@ func (s *Session) lookup(id string) (*ticket, *wire.Error) {
 // record appends audit entries, with the session's provenance, in one
 // write and one fsync.
 func (b *Broker) record(s *Session, entries ...audit.Entry) error {
+	return b.logErr(b.cfg.Audit.Append(withProvenance(s, entries)...))
+}
+
+// recordSoon appends audit entries like record, with their fsync deferred
+// (audit.Log.AppendSoon: within audit.SyncDelay, or with the next record's
+// fsync). It is for a run's start and end, which are audited off the
+// agent's path and after the decision that let the run start was made
+// durable; a back-to-back proposal then pays one fsync, not three.
+func (b *Broker) recordSoon(s *Session, entries ...audit.Entry) error {
+	return b.logErr(b.cfg.Audit.AppendSoon(withProvenance(s, entries)...))
+}
+
+// withProvenance stamps entries with the session's provenance.
+func withProvenance(s *Session, entries []audit.Entry) []audit.Entry {
 	if s != nil {
 		for i := range entries {
 			e := &entries[i]
 			e.Session, e.Provider, e.Client, e.PeerPID, e.PeerExe, e.ProjectRoot = s.ID, s.Provider, s.Client, s.Peer.PID, s.Peer.Exe, s.ProjectRoot
 		}
 	}
-	err := b.cfg.Audit.Append(entries...)
+	return entries
+}
+
+// logErr reports an audit log error on standard error and returns it.
+func (b *Broker) logErr(err error) error {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "agentgate: audit log: %v\n", err)
 	}

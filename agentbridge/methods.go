@@ -67,13 +67,31 @@ func handleShow(_ context.Context, c *conn, _ *Session, params json.RawMessage) 
 	return showResult{Shown: true}, nil
 }
 
-// handlePropose handles exec.propose.
-func handlePropose(_ context.Context, _ *conn, s *Session, params json.RawMessage) (any, *wire.Error) {
+// handlePropose handles exec.propose; with wait_ms it goes on waiting as
+// exec.wait does and returns both results in one answer.
+func handlePropose(ctx context.Context, _ *conn, s *Session, params json.RawMessage) (any, *wire.Error) {
 	var p wire.ProposeParams
 	if werr := wire.DecodeParams(params, &p); werr != nil {
 		return nil, werr
 	}
-	return result(s.Propose(p))
+	if p.WaitMS == nil {
+		return result(s.Propose(p))
+	}
+	// Checked before anything is proposed, so that a bad encoding cannot
+	// leave a run behind an error.
+	if _, werr := wire.CheckEncoding(p.Encoding); werr != nil {
+		return nil, werr
+	}
+	res, werr := s.Propose(p)
+	if werr != nil {
+		return nil, werr
+	}
+	w, werr := s.Wait(ctx, wire.WaitParams{RunID: res.RunID, WaitMS: p.WaitMS, MaxBytes: p.MaxBytes, Encoding: p.Encoding})
+	if werr != nil {
+		return nil, werr
+	}
+	res.Wait = &w
+	return res, nil
 }
 
 // handleWait handles exec.wait.

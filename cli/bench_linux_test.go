@@ -131,30 +131,26 @@ func newCLISandboxB(b *testing.B, rules string) *cliSandbox {
 	return s
 }
 
-// mcpLatencies makes 100 sequential calls of one tool through a stdio MCP
-// server started by cmd and returns the start-up time (connect) and the
-// per-call latencies, sorted.
-func mcpLatencies(b *testing.B, cmd *osexec.Cmd, tool string, args map[string]any, calls int) (time.Duration, []time.Duration) {
+// mcpConnect starts a stdio MCP server with cmd and returns its session
+// and the start-up time (connect and initialize).
+func mcpConnect(b *testing.B, cmd *osexec.Cmd) (*mcp.ClientSession, time.Duration) {
 	b.Helper()
-	ctx := context.Background()
 	start := time.Now()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		b.Fatalf("connecting to %v: %v", cmd.Args, err)
 	}
-	startup := time.Since(start)
-	defer cs.Close()
-	lat := make([]time.Duration, 0, calls)
-	for i := 0; i < calls; i++ {
-		t0 := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v %+v", tool, err, res)
-		}
-		lat = append(lat, time.Since(t0))
+	return cs, time.Since(start)
+}
+
+// mcpCall makes one tool call and returns its latency.
+func mcpCall(b *testing.B, cs *mcp.ClientSession, tool string, args map[string]any) time.Duration {
+	t0 := time.Now()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil || res.IsError {
+		b.Fatalf("%s: %v %+v", tool, err, res)
 	}
-	slices.Sort(lat)
-	return startup, lat
+	return time.Since(t0)
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -164,7 +160,8 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // BenchmarkMCPRunCommand: 100 sequential run_command calls of an
 // allow-listed echo through `agentgate mcp` (against a real bridge), next to
 // the same calls through the ungated npm package mcp-server-commands 0.5.0
-// when npx is available; p50/p99 and start-up are reported.
+// when npx is available, the two servers' calls alternating; p50/p99 and
+// start-up are reported.
 func BenchmarkMCPRunCommand(b *testing.B) {
 	const calls = 100
 	br := bridgetest.Start(b, bridgetest.Options{})
@@ -173,20 +170,40 @@ func BenchmarkMCPRunCommand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	npx, npxErr := osexec.LookPath("npx")
+	if npxErr != nil {
+		b.Log("npx not installed: no mcp-server-commands comparison")
+	}
+	agArgs := map[string]any{"argv": []string{"echo", "hi"}}
+	peerArgs := map[string]any{"command": "echo hi"}
 	for i := 0; i < b.N; i++ {
 		cmd := osexec.Command(exe, "mcp", "--project", br.Project)
 		cmd.Env = append(os.Environ(), asCLIEnv+"=1", "AGENTGATE_SOCKET="+br.Socket)
-		startup, lat := mcpLatencies(b, cmd, "run_command", map[string]any{"argv": []string{"echo", "hi"}}, calls)
+		ag, startup := mcpConnect(b, cmd)
+		var peer *mcp.ClientSession
+		if npxErr == nil {
+			peer, _ = mcpConnect(b, osexec.Command(npx, "-y", "mcp-server-commands@0.5.0"))
+			mcpCall(b, peer, "run_command", peerArgs) // warm up node's code paths
+		}
+		// The two servers' calls alternate, so that both see the same load.
+		lat := make([]time.Duration, 0, calls)
+		peerLat := make([]time.Duration, 0, calls)
+		for range calls {
+			lat = append(lat, mcpCall(b, ag, "run_command", agArgs))
+			if peer != nil {
+				peerLat = append(peerLat, mcpCall(b, peer, "run_command", peerArgs))
+			}
+		}
+		ag.Close()
+		slices.Sort(lat)
 		b.ReportMetric(float64(startup.Microseconds())/1000, "agentgate-startup-ms")
 		b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "agentgate-p50-ms")
 		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "agentgate-p99-ms")
-		npx, err := osexec.LookPath("npx")
-		if err != nil {
-			b.Log("npx not installed: no mcp-server-commands comparison")
+		if peer == nil {
 			continue
 		}
-		peer := osexec.Command(npx, "-y", "mcp-server-commands@0.5.0")
-		_, peerLat := mcpLatencies(b, peer, "run_command", map[string]any{"command": "echo hi"}, calls)
+		peer.Close()
+		slices.Sort(peerLat)
 		b.ReportMetric(float64(percentile(peerLat, 0.5).Microseconds())/1000, "peer-p50-ms")
 		b.ReportMetric(float64(percentile(peerLat, 0.99).Microseconds())/1000, "peer-p99-ms")
 		b.ReportMetric(float64(percentile(lat, 0.5))/float64(percentile(peerLat, 0.5)), "p50-ratio")

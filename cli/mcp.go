@@ -178,12 +178,24 @@ func (m *mcpServer) runCommand(ctx context.Context, req *mcp.CallToolRequest, in
 		t := in.TimeoutMS
 		p.TimeoutMS = &t
 	}
+	// One round trip: the proposal waits for its end (wait_ms) in the bridge.
+	ms := mcpWaitMS(in.WaitMS)
+	p.WaitMS, p.MaxBytes = &ms, mcpMaxOutput
 	res, err := c.Propose(ctx, p)
+	if client.Code(err) == wire.RefuseInvalidParams && strings.Contains(err.Error(), `"wait_ms"`) {
+		// An app older than this agentgate mcp does not know wait_ms; it
+		// refused while decoding, before anything was audited or run.
+		p.WaitMS, p.MaxBytes = nil, 0
+		res, err = c.Propose(ctx, p)
+	}
 	if err != nil {
 		return nil, commandOut{}, m.toolError(err)
 	}
-	out, err := m.waitFor(ctx, c, res.RunID, 0, in.WaitMS)
-	return nil, out, err
+	if res.Wait == nil { // the proposal was not waited on: wait now
+		out, err := m.waitFor(ctx, c, res.RunID, 0, in.WaitMS)
+		return nil, out, err
+	}
+	return nil, m.commandResult(ctx, c, res.RunID, *res.Wait), nil
 }
 
 func (m *mcpServer) commandOutput(ctx context.Context, req *mcp.CallToolRequest, in commandOutputIn) (*mcp.CallToolResult, commandOut, error) {
@@ -222,18 +234,29 @@ func (m *mcpServer) listCommands(ctx context.Context, req *mcp.CallToolRequest, 
 	return nil, listOut{Runs: res.Runs}, nil
 }
 
-// waitFor waits on a run from cursor for up to waitMS and builds the result.
-func (m *mcpServer) waitFor(ctx context.Context, c *client.Client, id string, cursor, waitMS int64) (commandOut, error) {
+// mcpWaitMS turns a tool's wait_ms into the bridge's: mcpDefaultWait when
+// absent or not positive, at most mcpMaxWait.
+func mcpWaitMS(waitMS int64) int64 {
 	wait := time.Duration(waitMS) * time.Millisecond
 	if wait <= 0 {
 		wait = mcpDefaultWait
 	}
-	wait = min(wait, mcpMaxWait)
-	ms := wait.Milliseconds()
+	return min(wait, mcpMaxWait).Milliseconds()
+}
+
+// waitFor waits on a run from cursor for up to waitMS and builds the result.
+func (m *mcpServer) waitFor(ctx context.Context, c *client.Client, id string, cursor, waitMS int64) (commandOut, error) {
+	ms := mcpWaitMS(waitMS)
 	res, err := c.Wait(ctx, wire.WaitParams{RunID: id, Cursor: cursor, WaitMS: &ms, MaxBytes: mcpMaxOutput})
 	if err != nil {
 		return commandOut{}, m.toolError(err)
 	}
+	return m.commandResult(ctx, c, id, res), nil
+}
+
+// commandResult builds a tool result from an exec.wait result of run id,
+// reading stderr (one more call) once the run finished with some.
+func (m *mcpServer) commandResult(ctx context.Context, c *client.Client, id string, res wire.WaitResult) commandOut {
 	out := commandOut{
 		RunID: id, State: res.State, ExitCode: res.ExitCode, Stdout: res.Stdout.Data,
 		Cursor: res.Stdout.Cursor, StdoutDropped: res.Stdout.Dropped, Error: res.Error,
@@ -256,7 +279,7 @@ func (m *mcpServer) waitFor(ctx context.Context, c *client.Client, id string, cu
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // toolError turns a bridge error into the error a model reads. A refusal

@@ -333,6 +333,15 @@ func (r *Run) Record() Record {
 	return rec
 }
 
+// settleOutput writes the output a finished run still holds in memory to
+// its spill files (see retained.finish); a running run is left alone.
+func (r *Run) settleOutput() {
+	if r.stdout != nil {
+		r.stdout.settle()
+		r.stderr.settle()
+	}
+}
+
 // Done returns a channel closed when the run reached its final state. Its
 // final record is then queued for writing; Executor.Flush waits for it.
 func (r *Run) Done() <-chan struct{} { return r.done }

@@ -23,9 +23,9 @@ const firstTailSize = 32 << 10
 // dropped.
 //
 // One goroutine (pump) writes; any number read. The spill file is created
-// on first spill; after finish all bytes are in the file, the tail is freed
-// and the file is closed (reads reopen it), so finished runs hold no
-// buffers or descriptors.
+// on first spill; after settle (shortly after finish, off the run's path)
+// all bytes are in the file, the tail is freed and the file is closed
+// (reads reopen it), so finished runs hold no buffers or descriptors.
 type retained struct {
 	// path is the spill file's path.
 	path string
@@ -158,14 +158,47 @@ func writeRing(f *os.File, ringSize, start int64, data []byte) error {
 	return nil
 }
 
-// finish spills the tail, frees it and closes the file: the stream is
-// complete and, from now on, read from the file alone.
+// finish marks the stream complete. A stream that has a spill file writes
+// the rest of its tail there and closes it: from now on it is read from the
+// file alone. A stream that never spilled keeps its bytes in memory, copied
+// to their exact size, until settle: creating the file (and the run's
+// output directory) costs two inode allocations, which on some file systems
+// take hundreds of microseconds of kernel time, and a run's end should not
+// wait for them. The persister settles a run's streams before it writes the
+// run's record (see persister.loop).
 func (s *retained) finish() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
 		return
 	}
+	s.done = true
+	if s.file == nil && s.err == nil {
+		if len(s.tail) == 0 {
+			s.tail = nil
+		} else {
+			s.tail = append([]byte(nil), s.tail...)
+		}
+		return
+	}
+	s.settleLocked()
+}
+
+// settle writes what a finished stream still holds in memory to its spill
+// file, frees it and closes the file, so that a finished run holds no
+// buffer or descriptor for its output and the file its record names is
+// complete. It does nothing while the stream is being written or once it
+// is settled. Called with mu not held.
+func (s *retained) settle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		s.settleLocked()
+	}
+}
+
+// settleLocked is settle with mu held.
+func (s *retained) settleLocked() {
 	if len(s.tail) > 0 {
 		s.spillLocked()
 	}
@@ -176,7 +209,6 @@ func (s *retained) finish() {
 		}
 		s.file = nil
 	}
-	s.done = true
 }
 
 // stats returns the stream's total length, whether bytes were dropped, and

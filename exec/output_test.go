@@ -75,22 +75,32 @@ func TestRetainedWindow(t *testing.T) {
 			oldest := max(0, int64(tc.size)-tc.spillCap)
 			assert.Equal(t, oldest > 0, dropped)
 
-			// From 0: data from the oldest retained byte, Dropped iff any gone.
-			got, gotDropped := readAll(t, s, 0, 97)
-			assert.Equal(t, oldest > 0, gotDropped)
-			assert.True(t, bytes.Equal(data[oldest:], got), "read from 0")
+			// Finished, then settled (everything in the file): reads agree.
+			for _, settled := range []bool{false, true} {
+				if settled {
+					s.settle()
+					s.mu.Lock()
+					assert.Nil(t, s.tail, "a settled stream holds no buffer")
+					assert.Nil(t, s.file, "a settled stream holds no descriptor")
+					s.mu.Unlock()
+				}
+				// From 0: data from the oldest retained byte, Dropped iff any gone.
+				got, gotDropped := readAll(t, s, 0, 97)
+				assert.Equal(t, oldest > 0, gotDropped)
+				assert.True(t, bytes.Equal(data[oldest:], got), "read from 0 (settled %v)", settled)
 
-			// From the middle of the retained window.
-			mid := oldest + (int64(tc.size)-oldest)/2
-			got, gotDropped = readAll(t, s, mid, 50)
-			assert.False(t, gotDropped)
-			assert.True(t, bytes.Equal(data[mid:], got), "read from the middle")
+				// From the middle of the retained window.
+				mid := oldest + (int64(tc.size)-oldest)/2
+				got, gotDropped = readAll(t, s, mid, 50)
+				assert.False(t, gotDropped)
+				assert.True(t, bytes.Equal(data[mid:], got), "read from the middle (settled %v)", settled)
 
-			// Past the end.
-			c, err := s.read(int64(tc.size)+10, 10)
-			require.NoError(t, err)
-			assert.Empty(t, c.Data)
-			assert.True(t, c.EOF)
+				// Past the end.
+				c, err := s.read(int64(tc.size)+10, 10)
+				require.NoError(t, err)
+				assert.Empty(t, c.Data)
+				assert.True(t, c.EOF)
+			}
 
 			// The spill-file reader used for other hosts' records agrees.
 			if tc.size > 0 {

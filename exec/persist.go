@@ -88,8 +88,11 @@ func (p *persister) loop() {
 		p.mu.Unlock()
 		// The snapshots are taken after dequeuing: a state change made from
 		// here on marks the run dirty again and is written next round.
+		// A finished run's output goes to its spill files first, so that a
+		// final record on disk always has the files it counts.
 		recs := make([]Record, len(batch))
 		for i, r := range batch {
+			r.settleOutput()
 			recs[i] = r.Record()
 		}
 		for i, err := range writeRecords(p.stateDir, recs) {

@@ -407,3 +407,61 @@ func TestBatchesStayTogetherAcrossWritersAndRotation(t *testing.T) {
 		t.Fatalf("read %d pairs, want %d", total, writers*each)
 	}
 }
+
+// TestAppendSoonWritesAtOnceAndSyncsLater checks that AppendSoon's lines are
+// in the file when it returns (readable by others, safe from a crash of the
+// process), that a later Append and Close work as usual, and that every
+// line is kept in order.
+func TestAppendSoonWritesAtOnceAndSyncsLater(t *testing.T) {
+	l, path := openTest(t, Options{Host: "app"})
+	if err := l.AppendSoon(Entry{Kind: KindRunStart, RunID: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, path, OldestFirst); len(got) != 1 || got[0].RunID != "1" {
+		t.Fatalf("after AppendSoon the file holds %+v, want run_start 1", got)
+	}
+	l.mu.Lock()
+	pending := l.unsynced
+	l.mu.Unlock()
+	if !pending {
+		t.Fatalf("AppendSoon's line is not marked as waiting for its fsync")
+	}
+	if err := l.Append(Entry{Kind: KindProposal, RunID: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	pending = l.unsynced
+	l.mu.Unlock()
+	if pending {
+		t.Fatalf("Append's fsync did not cover the earlier AppendSoon line")
+	}
+	if err := l.AppendSoon(Entry{Kind: KindRunEnd, RunID: "3"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		pending = l.unsynced
+		l.mu.Unlock()
+		if !pending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deferred fsync did not happen within 10 s (SyncDelay is %v)", SyncDelay)
+		}
+		time.Sleep(SyncDelay)
+	}
+	if err := l.AppendSoon(Entry{Kind: KindRunEnd, RunID: "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close with a pending fsync: %v", err)
+	}
+	var ids []string
+	for _, e := range collect(t, path, OldestFirst) {
+		ids = append(ids, e.RunID)
+	}
+	if strings.Join(ids, ",") != "1,2,3,4" {
+		t.Fatalf("entries %v, want 1,2,3,4 in order", ids)
+	}
+}

@@ -51,7 +51,17 @@ type Log struct {
 	f *os.File
 	// lock is the cross-process rotation lock.
 	lock *flock.Flock
+	// unsynced is true while lines written by AppendSoon wait for their
+	// fsync (the timer's, or the next Append's).
+	unsynced bool
+	// syncErr is the error of a deferred fsync, returned by the next
+	// Append or AppendSoon.
+	syncErr error
 }
+
+// SyncDelay is the longest time lines written by AppendSoon wait for their
+// fsync.
+const SyncDelay = 50 * time.Millisecond
 
 // Path returns the audit log path inside stateDir (<state>/agentgate).
 func Path(stateDir string) string { return filepath.Join(stateDir, FileName) }
@@ -105,6 +115,24 @@ var ErrClosed = errors.New("audit log is closed")
 // Marshal) nothing is written. With no entries Append does nothing and
 // returns nil.
 func (l *Log) Append(entries ...Entry) error {
+	return l.append(entries, true)
+}
+
+// AppendSoon is Append for entries that must be durable soon but need not
+// be before the call returns (a run's start and end, audited off the
+// agent's path): the lines are written at once, with one write(2), so
+// another process reading the file sees them and a crash of this process
+// loses nothing; their fsync follows within SyncDelay, or sooner with the
+// next Append, whose fsync covers them. Rotation and Close sync them first.
+// An error of that deferred fsync is returned by the next Append or
+// AppendSoon.
+func (l *Log) AppendSoon(entries ...Entry) error {
+	return l.append(entries, false)
+}
+
+// append writes entries as Append documents; sync says whether to fsync
+// before returning, else the fsync is scheduled (AppendSoon).
+func (l *Log) append(entries []Entry, sync bool) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -130,9 +158,44 @@ func (l *Log) Append(entries ...Entry) error {
 	if err := l.rotateIfNeeded(int64(len(lines))); err != nil {
 		return err
 	}
+	if err := l.syncErr; err != nil {
+		l.syncErr = nil
+		return err
+	}
 	if _, err := l.f.Write(lines); err != nil {
 		return fmt.Errorf("write the audit log %s: %w", l.path, err)
 	}
+	if !sync {
+		if !l.unsynced {
+			l.unsynced = true
+			time.AfterFunc(SyncDelay, l.syncDeferred)
+		}
+		return nil
+	}
+	l.unsynced = false // this fsync covers the earlier lines too
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("sync the audit log %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// syncDeferred fsyncs lines AppendSoon wrote, unless an Append, a rotation
+// or Close did already.
+func (l *Log) syncDeferred() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.syncPendingLocked(); err != nil {
+		l.syncErr = err
+	}
+}
+
+// syncPendingLocked fsyncs l.f if lines AppendSoon wrote wait for it; it is
+// called before l.f is closed or replaced. Called with l.mu held.
+func (l *Log) syncPendingLocked() error {
+	if !l.unsynced || l.f == nil {
+		return nil
+	}
+	l.unsynced = false
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("sync the audit log %s: %w", l.path, err)
 	}
@@ -194,9 +257,10 @@ func (l *Log) rotateIfNeeded(n int64) error {
 	if err != nil {
 		return err
 	}
+	serr := l.syncPendingLocked()
 	l.f.Close()
 	l.f = f
-	return nil
+	return serr
 }
 
 // reopenIfRotated reopens the active path when l.f is no longer the file at
@@ -215,22 +279,25 @@ func (l *Log) reopenIfRotated() error {
 	if err != nil {
 		return err
 	}
+	serr := l.syncPendingLocked()
 	l.f.Close()
 	l.f = f
-	return nil
+	return serr
 }
 
 // rotated returns the path of the i-th rotated file (1 is the newest).
 func rotated(path string, i int) string { return path + "." + strconv.Itoa(i) }
 
-// Close closes the file; later Appends return ErrClosed.
+// Close fsyncs lines AppendSoon wrote, if any, and closes the file; later
+// Appends return ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return nil
 	}
+	serr := l.syncPendingLocked()
 	err := l.f.Close()
 	l.f = nil
-	return err
+	return errors.Join(serr, err)
 }

@@ -91,6 +91,20 @@ type ProposeParams struct {
 	// Reason is the agent's explanation, shown to the person as the agent's
 	// words.
 	Reason string `json:"reason,omitempty"`
+	// WaitMS, when present, makes the call also wait as exec.wait does
+	// (cursor 0, the same bounds: 0 returns at once, at most 300000) and
+	// return that result in ProposeResult.Wait: one round trip from a
+	// proposal to its end. A proposal that ends without running (denied,
+	// expired, withdrawn) is then answered with that refusal, as exec.wait
+	// would. Absent: the call returns as soon as the proposal is started,
+	// queued or pending.
+	WaitMS *int64 `json:"wait_ms,omitempty"`
+	// MaxBytes caps the stdout in Wait, as WaitParams.MaxBytes; used only
+	// with WaitMS.
+	MaxBytes int `json:"max_bytes,omitempty"`
+	// Encoding is the encoding of the stdout in Wait, as
+	// WaitParams.Encoding; used only with WaitMS.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // ProposeResult says what became of a proposal that was not refused.
@@ -106,6 +120,9 @@ type ProposeResult struct {
 	Cwd string `json:"cwd"`
 	// Rule is the matching allow-list rule when one allowed it.
 	Rule *RuleRef `json:"rule,omitempty"`
+	// Wait is the exec.wait result of the run (cursor 0) when the proposal
+	// carried wait_ms; State above still says what the broker first did.
+	Wait *WaitResult `json:"wait,omitempty"`
 }
 
 // RuleRef names the allow-list rule that decided, with its provenance.
