@@ -25,7 +25,7 @@ LDFLAGS  := -X github.com/agentgate/agentgate/cli.version=$(VERSION) -X github.c
 # cgo, run under -race, and must compile for Windows and macOS.
 NONUI     = $(shell $(GO) list ./... | grep -v -e '/ui$$' -e '/ui/' -e '^github.com/agentgate/agentgate$$')
 
-.PHONY: all deps build run test vet test-nonui test-ui cross bench fuzz package package-check validate-packaging clean-bin
+.PHONY: all deps build run test vet test-nonui test-ui cross bench screenshots fuzz package package-check validate-packaging clean-bin
 
 all: build
 
@@ -61,6 +61,11 @@ cross:
 
 bench: build
 	scripts/bench.sh
+
+# Retakes the README's screenshots (docs/*.png) from the real app with demo
+# content, under a private Xvfb.
+screenshots: build
+	scripts/screenshots.sh docs
 
 fuzz:
 	scripts/fuzz.sh

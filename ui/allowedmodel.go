@@ -38,15 +38,42 @@ type ScopeRef struct {
 }
 
 // Label names the list for a person: "Global", "Provider «claude»",
-// "Project «repo» (/home/me/src/repo)".
+// "Project «repo» (~/src/repo)" (the root relative to home, see
+// HomeRelative).
 func (s ScopeRef) Label() string {
 	switch s.Scope {
 	case prefs.ScopeProvider:
 		return "Provider «" + s.Provider + "»"
 	case prefs.ScopeProject:
-		return "Project «" + filepath.Base(s.Project) + "» (" + s.Project + ")"
+		return s.Name() + " (" + displayPath(s.Project) + ")"
+	}
+	return s.Name()
+}
+
+// Name names the list briefly: "Global", "Provider «claude»", "Project
+// «repo»" (the root's base name).
+func (s ScopeRef) Name() string {
+	switch s.Scope {
+	case prefs.ScopeProvider:
+		return "Provider «" + s.Provider + "»"
+	case prefs.ScopeProject:
+		return "Project «" + filepath.Base(s.Project) + "»"
 	}
 	return "Global"
+}
+
+// AppliesTo says whom the list's rules apply to: "rules for every agent in
+// every project", "rules for agents of provider «claude» in every project",
+// "rules for every agent in ~/src/repo" (the project relative to home, see
+// HomeRelative).
+func (s ScopeRef) AppliesTo() string {
+	switch s.Scope {
+	case prefs.ScopeProvider:
+		return "rules for agents of provider «" + s.Provider + "» in every project"
+	case prefs.ScopeProject:
+		return "rules for every agent in " + displayPath(s.Project)
+	}
+	return "rules for every agent in every project"
 }
 
 // KnownScopes returns the lists the Preferences window offers: Global; a
@@ -193,8 +220,8 @@ func (m *AllowedModel) Remove(s ScopeRef, r prefs.Rule) error {
 }
 
 // TrustReview returns the project's rules changed outside agentgate and
-// the review's text: "N rules changed outside agentgate:" and each rule with
-// its line. No rules → "" and nil.
+// the review's text: a first line "N rules changed outside agentgate —
+// review before trusting", then the file and each rule with its line. No rules → "" and nil.
 func (m *AllowedModel) TrustReview(project string) (string, []prefs.Rule, error) {
 	rules, err := m.Store.Untrusted(project)
 	if err != nil || len(rules) == 0 {
@@ -205,7 +232,7 @@ func (m *AllowedModel) TrustReview(project string) (string, []prefs.Rule, error)
 	if len(rules) == 1 {
 		noun = "rule"
 	}
-	fmt.Fprintf(&b, "%d %s changed outside agentgate in %s. They allow nothing until you trust them:", len(rules), noun, prefs.ProjectFile(project))
+	fmt.Fprintf(&b, "%d %s changed outside agentgate — review before trusting\nThey are in %s and allow nothing until you trust them:", len(rules), noun, displayPath(prefs.ProjectFile(project)))
 	for _, r := range rules {
 		fmt.Fprintf(&b, "\n  line %d: %s", r.Line, display.Command(r.Tokens))
 	}

@@ -414,7 +414,7 @@ func (d *desk) showPrefs() {
 	pv := newPrefsView(model, KnownScopes(d.paths, providers, projects), d.app.OpenURL, d.autostart)
 	w := d.app.NewWindow("agentgate — Preferences ▸ Agent ▸ Allowed commands")
 	w.SetContent(pv.root)
-	w.Resize(fyne.NewSize(900, 620))
+	w.Resize(fyne.NewSize(900, 680))
 	w.SetOnClosed(func() { d.prefsWin = nil })
 	d.prefsWin = w
 	w.Show()

@@ -201,6 +201,9 @@ type CardContent struct {
 	Command string
 	// ThroughShell is a warning for hook requests, "" otherwise.
 	ThroughShell string
+	// Escaped warns that the command holds characters shown escaped
+	// (EscapedWarning) and is "" when it holds none.
+	Escaped string
 	// Executable is the resolved program path ("" for hook requests).
 	Executable string
 	// Cwd is the working directory relative to the project, with the project.
@@ -225,6 +228,9 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 	}
 	if req.ThroughAgentShell {
 		c.Command = escapeText(req.CommandLine)
+		if hasEscapes(req.CommandLine) {
+			c.Escaped = EscapedWarning
+		}
 		c.ThroughShell = "Runs through the agent's own shell: agentgate only decides, it cannot bound or stop this command."
 		c.Cwd = escapeText(req.Cwd)
 		c.Timeout, c.Stdin, c.Executable = "set by the agent", "—", "—"
@@ -237,13 +243,38 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 	if rel == "" {
 		rel = "."
 	}
-	c.Cwd = display.Word(rel) + " in " + display.Word(cmd.ProjectRoot)
+	c.Cwd = display.Word(rel) + " in " + displayPath(cmd.ProjectRoot)
+	for _, arg := range cmd.Argv {
+		if hasEscapes(arg) {
+			c.Escaped = EscapedWarning
+			break
+		}
+	}
 	c.Timeout = formatDuration(cmd.Timeout)
 	c.Stdin = "none"
 	if n := len(cmd.Stdin); n > 0 {
 		c.Stdin = formatBytes(int64(n))
 	}
 	return c
+}
+
+// EscapedWarning is the card's warning for a command holding characters a
+// person could not see or that reorder what they see: control, invisible
+// and bidirectional-override characters, and bytes that are not UTF-8 (the
+// card shows it beside a warning icon).
+const EscapedWarning = "This command contains invisible, control or direction-changing characters; they are shown escaped (\\u…, \\x…). Read it carefully."
+
+// hasEscapes reports whether s holds a character the display form escapes
+// (display.NeedsEscape) or a byte that is not UTF-8.
+func hasEscapes(s string) bool {
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && size == 1 || display.NeedsEscape(r) {
+			return true
+		}
+		s = s[size:]
+	}
+	return false
 }
 
 // fromText says who proposes: "claude-code · Claude Code · pid 42 (/usr/bin/node)".
@@ -260,7 +291,7 @@ func fromText(req *agentbridge.ApprovalRequest) string {
 	if req.PeerPID > 0 {
 		p := fmt.Sprintf("pid %d", req.PeerPID)
 		if req.PeerExe != "" {
-			p += " (" + display.Word(req.PeerExe) + ")"
+			p += " (" + displayPath(req.PeerExe) + ")"
 		}
 		parts = append(parts, p)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"time"
-	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -46,7 +45,11 @@ type cardView struct {
 	prev, next                  *widget.Button
 	from, command, shellWarning *widget.Label
 	// commandHint says when the command box must be scrolled.
-	commandHint                             *widget.Label
+	commandHint *widget.Label
+	// escaped warns that the command holds characters shown escaped.
+	escaped *widget.Label
+	// escapedRow is the escaped warning with its icon (hidden when none).
+	escapedRow                              *fyne.Container
 	executable, cwd, timeout, stdin, expiry *widget.Label
 	reason                                  *widget.Label
 	reasonBox                               *fyne.Container
@@ -67,6 +70,10 @@ type cardView struct {
 	root fyne.CanvasObject
 }
 
+// CommandMaxHeight is the tallest the card's command box grows (about
+// seven lines); a longer command scrolls inside it, and the card says so.
+const CommandMaxHeight = 160
+
 // CardSizeWithPanel is the card's size while the "Always allow" panel is
 // open: taller, so the command stays in view above the panel.
 var CardSizeWithPanel = fyne.NewSize(560, 760)
@@ -81,19 +88,19 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 	v.position = widget.NewLabel("")
 	v.prev = widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { model.Queue.Step(-1) })
 	v.next = widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { model.Queue.Step(+1) })
-	v.from = wrapLabel("")
+	v.from = proseLabel("")
 	v.command = wrapLabel("")
 	v.command.TextStyle = fyne.TextStyle{Monospace: true}
-	v.shellWarning = wrapLabel("")
+	v.shellWarning = proseLabel("")
 	v.shellWarning.Importance = widget.WarningImportance
 	v.executable, v.cwd = wrapLabel(""), wrapLabel("")
 	v.executable.TextStyle.Monospace, v.cwd.TextStyle.Monospace = true, true
 	v.timeout, v.stdin, v.expiry = widget.NewLabel(""), widget.NewLabel(""), widget.NewLabel("")
-	v.reason = wrapLabel("")
+	v.reason = proseLabel("")
 	v.reason.TextStyle.Italic = true
 	v.message = widget.NewEntry()
 	v.message.SetPlaceHolder("Message to the agent (optional, sent with Deny)")
-	v.status = wrapLabel("")
+	v.status = proseLabel("")
 	v.status.Importance = widget.DangerImportance
 	v.deny = widget.NewButtonWithIcon("Deny", theme.CancelIcon(), v.onDeny)
 	v.allow = widget.NewButton("Always allow ▾", v.toggleAllowPanel)
@@ -101,9 +108,8 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 
 	v.what = widget.NewRadioGroup(nil, func(string) { v.updatePreview() })
 	v.where = widget.NewRadioGroup(nil, func(string) { v.updatePreview() })
-	v.where.Horizontal = true
-	v.preview = wrapLabel("")
-	v.warning = wrapLabel("")
+	v.preview = proseLabel("")
+	v.warning = proseLabel("")
 	v.warning.Importance = widget.WarningImportance
 	v.useExact = widget.NewButton("Allow the exact command instead", func() {
 		if len(v.what.Options) > 0 {
@@ -114,15 +120,25 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 	v.allowPanel = container.NewVBox(
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("Always allow", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		v.what, v.where, v.warning, v.useExact, v.preview, v.confirm,
+		container.NewHBox(v.what, v.where), v.warning, v.useExact, v.preview, v.confirm,
 	)
 	v.allowPanel.Hide()
 
-	commandScroll := container.NewVScroll(v.command)
-	commandScroll.SetMinSize(fyne.NewSize(0, 100))
 	v.commandHint = widget.NewLabelWithStyle("The command is longer than the box: scroll it to read all of it.", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
 	v.commandHint.Importance = widget.WarningImportance
 	v.commandHint.Hide()
+	commandBox := newFitScroll(v.command, CommandMaxHeight, func(over bool) {
+		if over {
+			v.commandHint.Show()
+		} else {
+			v.commandHint.Hide()
+		}
+	})
+	v.escaped = proseLabel("")
+	v.escaped.Importance = widget.WarningImportance
+	v.escaped.TextStyle.Bold = true
+	v.escapedRow = container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), nil, v.escaped)
+	v.escapedRow.Hide()
 	v.reasonBox = container.NewVBox(widget.NewLabelWithStyle("The agent says (its words, not verified):", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.reason)
 	facts := container.New(layout.NewFormLayout(),
 		fieldLabel("From"), v.from,
@@ -134,7 +150,7 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 	)
 	body := container.NewVBox(
 		widget.NewLabelWithStyle("Command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		commandScroll, v.commandHint, v.shellWarning, facts, v.reasonBox, v.allowPanel,
+		commandBox, v.commandHint, v.escapedRow, v.shellWarning, facts, v.reasonBox, v.allowPanel,
 	)
 	header := container.NewBorder(nil, nil, nil, container.NewHBox(v.position, v.prev, v.next), v.title)
 	buttons := container.NewGridWithColumns(3, v.deny, v.allow, v.approve)
@@ -150,6 +166,14 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 func wrapLabel(text string) *widget.Label {
 	l := widget.NewLabel(text)
 	l.Wrapping = fyne.TextWrapBreak
+	return l
+}
+
+// proseLabel returns a label for sentences: it wraps between words (and
+// breaks only a word too long for a line).
+func proseLabel(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapWord
 	return l
 }
 
@@ -183,11 +207,11 @@ func (v *cardView) refresh() bool {
 	}
 	v.from.SetText(c.From)
 	v.command.SetText(c.Command)
-	// About 60 monospace characters fit a line and 4 lines the box.
-	if utf8.RuneCountInString(c.Command) > 4*60 {
-		v.commandHint.Show()
+	v.escaped.SetText(c.Escaped)
+	if c.Escaped == "" {
+		v.escapedRow.Hide()
 	} else {
-		v.commandHint.Hide()
+		v.escapedRow.Show()
 	}
 	setOptional(v.shellWarning, c.ThroughShell)
 	v.executable.SetText(c.Executable)
@@ -290,7 +314,7 @@ func (v *cardView) fillAllowPanel() {
 	req := v.req
 	first := v.choices[0]
 	program := "Program: " + display.Word(req.Command.Argv[0]) + " (any arguments)"
-	exact := "Exact command: " + display.Command(req.Command.Argv)
+	exact := "Exact command: " + ellipsize(display.Command(req.Command.Argv), allowOptionMaxRunes)
 	if first.Kind == AllowExact {
 		v.what.Options = []string{exact, program}
 	} else {
@@ -346,7 +370,7 @@ func (v *cardView) updatePreview() {
 	if v.past != nil {
 		past = v.past()
 	}
-	v.preview.SetText("Rule " + prefs.FormatList(c.Tokens(v.req)) + " in " + c.ScopeLabel() + ". " + PreviewText(c.Rule(v.req), past, 5))
+	v.preview.SetText("Rule " + prefs.FormatList(c.Tokens(v.req)) + " in " + c.ScopeLabel() + ". " + PreviewText(c.Rule(v.req), past, 3))
 	w := LauncherWarning(v.req, c)
 	setOptional(v.warning, w)
 	if w == "" {
@@ -354,7 +378,28 @@ func (v *cardView) updatePreview() {
 	} else {
 		v.useExact.Show()
 	}
-	v.confirm.SetText("Allow " + c.Label(v.req) + " and approve")
+	v.confirm.SetText(ellipsize("Allow "+c.Label(v.req)+" and approve", confirmMaxRunes))
+	if v.allowPanel.Visible() {
+		// The warning may have appeared: keep the confirm button in view.
+		v.bodyScroll.ScrollToBottom()
+	}
+}
+
+// allowOptionMaxRunes bounds the exact command in the "Always allow"
+// choices, which cannot wrap; the rule preview below shows it whole.
+const allowOptionMaxRunes = 32
+
+// confirmMaxRunes bounds the "Allow … and approve" button's text, which
+// cannot wrap either, so the card keeps its width.
+const confirmMaxRunes = 52
+
+// ellipsize returns s cut to max runes, the last one "…", when longer.
+func ellipsize(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max-1]) + "…"
 }
 
 // toggleAllowPanel opens or closes the "Always allow" panel; opening it
@@ -434,6 +479,15 @@ func (v *cardView) writeLayout() {
 	}
 	if v.allowPanel.Visible() {
 		out["confirm"] = centre(v.confirm)
+		// The "Program" option of the what-to-allow radios.
+		if n := len(v.what.Options); n > 0 {
+			p := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.what)
+			// Options are stacked from the top at their minimum height; the
+			// box may stretch the group below them.
+			h := v.what.MinSize().Height / float32(n)
+			i := float32(1 - v.exactIndex())
+			out["program"] = [2]int{int((p.X + 3*theme.Padding() + 8) * c.Scale()), int((p.Y + h*i + h/2) * c.Scale())}
+		}
 	}
 	data, _ := json.Marshal(out)
 	_ = prefs.WriteFileAtomic(path, data, 0o600)

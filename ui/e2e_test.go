@@ -125,6 +125,7 @@ type cardLayout struct {
 	Allow     [2]int `json:"allow"`
 	Approve   [2]int `json:"approve"`
 	Confirm   [2]int `json:"confirm"`
+	Program   [2]int `json:"program"`
 	PanelOpen bool   `json:"panel_open"`
 }
 
@@ -163,17 +164,6 @@ func click(t *testing.T, wid string, p [2]int) {
 	xdo(t, "click", "1")
 }
 
-// screenshot saves window wid as path, when path is not empty.
-func screenshot(t *testing.T, wid, path string) {
-	t.Helper()
-	if path == "" {
-		return
-	}
-	time.Sleep(400 * time.Millisecond) // let the frame after the last change be drawn
-	out, err := osexec.Command("import", "-window", wid, path).CombinedOutput()
-	require.NoError(t, err, "import: %s", out)
-}
-
 // state asks the bridge for run id's state without waiting.
 func (e *e2eApp) state(id string) (string, error) {
 	zero := int64(0)
@@ -197,12 +187,11 @@ func (e *e2eApp) waitDone(id string) string {
 // TestEndToEnd drives the real app in a real window with xdotool: keys
 // pressed at once approve nothing; Deny gives the agent "denied" and runs
 // nothing; Approve runs; Always allow ▾ → program → Global writes the rule
-// and an identical second proposal runs without a card. With
-// AGENTGATE_SCREENSHOTS=<dir> it also saves the screenshots in docs/.
+// and an identical second proposal runs without a card. (The screenshots
+// in docs/ come from TestScreenshots.)
 func TestEndToEnd(t *testing.T) {
 	requireDisplay(t)
 	bin := buildApp(t)
-	shots := os.Getenv("AGENTGATE_SCREENSHOTS")
 	theme := "FYNE_THEME=light"
 	e := startApp(t, bin, theme)
 	marker := func(n int) string { return filepath.Join(e.project, fmt.Sprintf("marker%d", n)) }
@@ -220,7 +209,6 @@ func TestEndToEnd(t *testing.T) {
 
 	// 2. A click on Deny: the agent gets denied and nothing runs.
 	l := e.armedCard(p1.RunID, false)
-	screenshot(t, card, filepathIf(shots, "card.png"))
 	click(t, card, l.Deny)
 	assert.Equal(t, "denied", e.waitDone(p1.RunID))
 	assert.NoFileExists(t, marker(1))
@@ -239,7 +227,6 @@ func TestEndToEnd(t *testing.T) {
 	card = window(t, "approve a command")
 	click(t, card, l.Allow)
 	l = e.armedCard(p3.RunID, true)
-	screenshot(t, card, filepathIf(shots, "always-allow.png"))
 	click(t, card, l.Confirm)
 	assert.Equal(t, "exited", e.waitDone(p3.RunID))
 	data, err := os.ReadFile(filepath.Join(e.dir, "config", "agentgate", "allow.list"))
@@ -253,58 +240,4 @@ func TestEndToEnd(t *testing.T) {
 	assert.Equal(t, "global", p4.Rule.Scope)
 	assert.Equal(t, "exited", e.waitDone(p4.RunID))
 
-	if shots != "" {
-		takeMoreScreenshots(t, e, shots, "")
-		e.stop()
-		dark := startApp(t, bin, "FYNE_THEME=dark")
-		takeDarkScreenshots(t, dark, shots)
-	}
-}
-
-// filepathIf joins dir and name, or returns "" when dir is empty.
-func filepathIf(dir, name string) string {
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, name)
-}
-
-// takeMoreScreenshots saves the long and bidi cards, Preferences and
-// Processes; suffix is "" or "-dark".
-func takeMoreScreenshots(t *testing.T, e *e2eApp, dir, suffix string) {
-	long := []string{"echo", "test", "--workspace", "--all-features", "--", "--test-threads=1",
-		"--nocapture", "integration::very_long_module_name::and_an_even_longer_test_name_that_goes_on",
-		"--exact", "--format=pretty", "--color=always", "--skip", "slow_tests", "--skip", "flaky_network_tests"}
-	for _, c := range []struct {
-		argv []string
-		name string
-	}{{long, "card-long"}, {[]string{"cat", "invoice_\u202egnp.exe", "notes\u200b.txt"}, "card-bidi"}} {
-		p := e.propose("check what the file holds before editing it", c.argv...)
-		e.armedCard(p.RunID, false)
-		card := window(t, "approve a command")
-		screenshot(t, card, filepath.Join(dir, c.name+suffix+".png"))
-		_, _ = e.c.Cancel(context.Background(), p.RunID)
-	}
-	main := window(t, "Processes")
-	xdo(t, "windowfocus", "--sync", main)
-	time.Sleep(500 * time.Millisecond)
-	screenshot(t, main, filepath.Join(dir, "processes"+suffix+".png"))
-	xdo(t, "key", "ctrl+comma")
-	prefsWin := window(t, "Preferences")
-	screenshot(t, prefsWin, filepath.Join(dir, "preferences"+suffix+".png"))
-}
-
-// takeDarkScreenshots saves every screenshot in the dark theme.
-func takeDarkScreenshots(t *testing.T, e *e2eApp, dir string) {
-	p := e.propose("create a marker file", "touch", filepath.Join(e.project, "m"))
-	e.armedCard(p.RunID, false)
-	card := window(t, "approve a command")
-	screenshot(t, card, filepath.Join(dir, "card-dark.png"))
-	l := e.armedCard(p.RunID, false)
-	click(t, card, l.Allow)
-	e.armedCard(p.RunID, true)
-	screenshot(t, card, filepath.Join(dir, "always-allow-dark.png"))
-	click(t, card, e.armedCard(p.RunID, true).Approve)
-	e.waitDone(p.RunID)
-	takeMoreScreenshots(t, e, dir, "-dark")
 }

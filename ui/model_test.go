@@ -336,6 +336,7 @@ func TestContentOf(t *testing.T) {
 		Position:   "2 of 5",
 		From:       "claude · Claude Code · pid 42 (/usr/bin/node)",
 		Command:    `printf $'%s\n' $'a\u202eb'`,
+		Escaped:    EscapedWarning,
 		Executable: "/usr/bin/printf",
 		Cwd:        "sub in /p/repo",
 		Timeout:    "2 min",
@@ -344,9 +345,17 @@ func TestContentOf(t *testing.T) {
 		ExpiresIn:  "9 min 12 s",
 	}, c)
 
+	t.Setenv("HOME", "/p")
+	plain := ContentOf(request("b", "npm", "test", "--", "--watch=false"), 1, 1, now)
+	assert.Equal(t, "", plain.Escaped, "nothing escaped, no warning")
+	assert.Equal(t, "sub in ~/repo", plain.Cwd, "the project under the home directory")
+
 	hook := &agentbridge.ApprovalRequest{ThroughAgentShell: true, CommandLine: "ls | wc -l", Cwd: "/p", Expires: now}
 	hc := ContentOf(hook, 1, 1, now)
 	assert.Equal(t, "ls | wc -l", hc.Command)
+	assert.Equal(t, "", hc.Escaped)
+	hook.CommandLine = "ls\u200b"
+	assert.Equal(t, EscapedWarning, ContentOf(hook, 1, 1, now).Escaped, "a hook's shell line is checked too")
 	assert.Contains(t, hc.ThroughShell, "agent's own shell")
 	assert.Equal(t, "no provider", hc.From)
 }
@@ -487,7 +496,7 @@ func TestProcessesModelFiltersAndUpdates(t *testing.T) {
 	for col := range Columns {
 		cells = append(cells, CellText(&r2, col, now))
 	}
-	assert.Equal(t, []string{"exited", "make", "codex", "b", "cli 0", r2.StartedAt.Local().Format("15:04:05"), "1.5 s", "3"}, cells)
+	assert.Equal(t, []string{"exited", "make", "codex", "b", "cli", r2.StartedAt.Local().Format("15:04:05"), "1.5 s", "3"}, cells)
 	r3 := recs[2]
 	assert.Equal(t, "1 min 5 s", CellText(&r3, 6, now), "elapsed while running")
 	assert.Equal(t, "", CellText(&r3, 7, now))

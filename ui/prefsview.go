@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"image/color"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -60,8 +62,14 @@ type prefsView struct {
 	autostart Autostart
 
 	// The widgets.
-	scopeList               *widget.List
-	file                    *widget.Label
+	scopeList *widget.List
+	// scopeTitle names the scope shown and says whom its rules apply to.
+	scopeTitle *widget.Label
+	// file is the scope's file, relative to home and truncated to fit.
+	file *widget.Label
+	// copyPath copies the file's full path to the clipboard.
+	copyPath                *widget.Button
+	trustTitle              *widget.Label
 	rules                   *widget.List
 	errors                  *widget.Label
 	trustBox                *fyne.Container
@@ -86,9 +94,12 @@ func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL)
 		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.scopes[i].Label()) })
 	v.scopeList.OnSelected = func(i widget.ListItemID) { v.current = i; v.selectedRule = -1; v.reload() }
 
+	v.scopeTitle = widget.NewLabel("")
+	v.scopeTitle.Wrapping = fyne.TextWrapWord
 	v.file = widget.NewLabel("")
-	v.file.Wrapping = fyne.TextWrapBreak
+	v.file.Truncation = fyne.TextTruncateEllipsis
 	v.file.TextStyle.Monospace = true
+	v.copyPath = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), v.onCopyPath)
 	v.rules = widget.NewList(func() int { return len(v.view.Rules) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
@@ -105,11 +116,20 @@ func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL)
 	v.errors = widget.NewLabel("")
 	v.errors.Wrapping = fyne.TextWrapBreak
 	v.errors.Importance = widget.DangerImportance
+	v.trustTitle = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.trustTitle.Wrapping = fyne.TextWrapWord
 	v.trustText = widget.NewLabel("")
-	v.trustText.Wrapping = fyne.TextWrapBreak
-	v.trustBox = container.NewVBox(v.trustText, container.NewHBox(
-		widget.NewButtonWithIcon("Trust these rules", theme.ConfirmIcon(), v.onTrust),
-		widget.NewButton("Keep inactive", func() { v.trustBox.Hide() })))
+	v.trustText.Wrapping = fyne.TextWrapWord
+	trustBg := canvas.NewRectangle(withAlpha(theme.Color(theme.ColorNameWarning), 0x38))
+	trustBg.StrokeColor = theme.Color(theme.ColorNameWarning)
+	trustBg.StrokeWidth = 1
+	trustBg.CornerRadius = theme.Size(theme.SizeNameInputRadius)
+	v.trustBox = container.NewStack(trustBg, container.NewPadded(container.NewVBox(
+		container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), nil, v.trustTitle),
+		v.trustText,
+		container.NewHBox(
+			widget.NewButtonWithIcon("Trust these rules", theme.ConfirmIcon(), v.onTrust),
+			widget.NewButton("Keep inactive", func() { v.trustBox.Hide() })))))
 	v.trustBox.Hide()
 
 	v.input = widget.NewEntry()
@@ -119,12 +139,15 @@ func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL)
 	v.draftLine.TextStyle.Monospace = true
 	v.draftLine.Wrapping = fyne.TextWrapBreak
 	v.draftPreview = widget.NewLabel("")
-	v.draftPreview.Wrapping = fyne.TextWrapBreak
+	v.draftPreview.Wrapping = fyne.TextWrapWord
+	v.draftLine.Hide()
+	v.draftPreview.Hide()
 	v.draftWarning = widget.NewLabel("")
 	v.draftWarning.Wrapping = fyne.TextWrapBreak
 	v.draftWarning.Importance = widget.WarningImportance
 	v.status = widget.NewLabel("")
-	v.status.Wrapping = fyne.TextWrapBreak
+	v.status.Wrapping = fyne.TextWrapWord
+	v.status.Hide()
 	v.add = widget.NewButtonWithIcon("Add rule", theme.ContentAddIcon(), v.onAdd)
 	v.remove = widget.NewButtonWithIcon("Remove selected", theme.DeleteIcon(), v.onRemove)
 	v.open = widget.NewButtonWithIcon("Open in editor", theme.DocumentIcon(), v.onOpen)
@@ -136,7 +159,8 @@ func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL)
 	}
 
 	head := container.NewVBox(
-		container.NewBorder(nil, nil, nil, v.open, v.file),
+		v.scopeTitle,
+		container.NewBorder(nil, nil, nil, container.NewHBox(v.copyPath, v.open), v.file),
 		v.trustBox, v.errors,
 	)
 	addBox := container.NewVBox(
@@ -146,8 +170,10 @@ func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL)
 	)
 	right := container.NewBorder(head, container.NewVBox(container.NewHBox(v.remove), addBox), nil, nil, v.rules)
 	split := container.NewHSplit(v.scopeList, right)
-	split.SetOffset(0.28)
-	v.root = container.NewBorder(nil, v.startAtLogin, nil, nil, split)
+	split.SetOffset(0.31)
+	heading := widget.NewLabelWithStyle("Agent ▸ Allowed commands", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	heading.SizeName = theme.SizeNameSubHeadingText
+	v.root = container.NewBorder(container.NewVBox(heading, widget.NewSeparator()), v.startAtLogin, nil, nil, split)
 	v.scopeList.Select(0)
 	v.reload()
 	return v
@@ -160,7 +186,8 @@ func (v *prefsView) scope() ScopeRef { return v.scopes[v.current] }
 func (v *prefsView) reload() {
 	view, err := v.model.View(v.scope())
 	v.view = view
-	v.file.SetText(view.File)
+	v.scopeTitle.SetText(v.scope().Name() + ": " + v.scope().AppliesTo())
+	v.file.SetText(displayPath(view.File))
 	msgs := view.Errors
 	if err != nil {
 		msgs = append([]string{err.Error()}, msgs...)
@@ -174,7 +201,9 @@ func (v *prefsView) reload() {
 	if s := v.scope(); s.Scope == prefs.ScopeProject {
 		text, rules, err := v.model.TrustReview(s.Project)
 		if err == nil && len(rules) > 0 {
-			v.trustText.SetText(text)
+			title, body, _ := strings.Cut(text, "\n")
+			v.trustTitle.SetText(title)
+			v.trustText.SetText(body)
 			v.shownUntrusted = rules
 			v.trustBox.Show()
 		}
@@ -185,23 +214,23 @@ func (v *prefsView) reload() {
 // updateDraft shows the Tcl line and preview for the typed command.
 func (v *prefsView) updateDraft() {
 	if strings.TrimSpace(v.input.Text) == "" {
-		v.draftLine.SetText("")
+		setOptional(v.draftLine, "")
 		setOptional(v.draftWarning, "")
-		v.draftPreview.SetText("")
+		setOptional(v.draftPreview, "")
 		v.add.Disable()
 		return
 	}
 	d, err := v.model.Draft(v.scope(), v.input.Text)
 	if err != nil {
-		v.draftLine.SetText(err.Error())
+		setOptional(v.draftLine, err.Error())
 		setOptional(v.draftWarning, "")
-		v.draftPreview.SetText("")
+		setOptional(v.draftPreview, "")
 		v.add.Disable()
 		return
 	}
-	v.draftLine.SetText("Will write this line to " + filepath.Base(v.view.File) + ":  " + d.Line)
+	setOptional(v.draftLine, "Will write this line to "+filepath.Base(v.view.File)+":  "+d.Line)
 	setOptional(v.draftWarning, d.Warning)
-	v.draftPreview.SetText(d.Preview)
+	setOptional(v.draftPreview, d.Preview)
 	v.add.Enable()
 }
 
@@ -209,12 +238,12 @@ func (v *prefsView) updateDraft() {
 func (v *prefsView) onAdd() {
 	r, err := v.model.Add(v.scope(), v.input.Text)
 	if err != nil {
-		v.status.SetText("Not added: " + err.Error())
+		setOptional(v.status, "Not added: "+err.Error())
 		return
 	}
 	v.input.SetText("")
 	v.reload()
-	v.status.SetText("Added " + prefs.FormatList(r.Tokens) + " at line " + strconv.Itoa(r.Line) + ".")
+	setOptional(v.status, "Added "+prefs.FormatList(r.Tokens)+" at line "+strconv.Itoa(r.Line)+".")
 }
 
 // onRemove removes the selected rule.
@@ -224,11 +253,11 @@ func (v *prefsView) onRemove() {
 	}
 	r := v.view.Rules[v.selectedRule].Rule
 	if err := v.model.Remove(v.scope(), r); err != nil {
-		v.status.SetText("Not removed: " + err.Error())
+		setOptional(v.status, "Not removed: "+err.Error())
 		return
 	}
 	v.reload()
-	v.status.SetText("Removed " + prefs.FormatList(r.Tokens) + ".")
+	setOptional(v.status, "Removed "+prefs.FormatList(r.Tokens)+".")
 }
 
 // onOpen opens the scope's file in the system editor, creating an empty
@@ -244,24 +273,41 @@ func (v *prefsView) onOpen() {
 	}
 	u := &url.URL{Scheme: "file", Path: filepath.ToSlash(v.view.File)}
 	if err := v.openURL(u); err != nil {
-		v.status.SetText("Could not open the editor: " + err.Error() + ". The file is " + v.view.File)
+		setOptional(v.status, "Could not open the editor: "+err.Error()+". The file is "+v.view.File)
 	}
+}
+
+// onCopyPath copies the scope file's full path (the label may shorten it)
+// to the clipboard.
+func (v *prefsView) onCopyPath() {
+	if v.view.File == "" || fyne.CurrentApp() == nil {
+		return
+	}
+	fyne.CurrentApp().Clipboard().SetContent(v.view.File)
+	setOptional(v.status, "Copied "+v.view.File+" to the clipboard.")
+}
+
+// withAlpha returns c with its alpha set to a (0–255), for tinted
+// backgrounds that keep the text above them readable in both themes.
+func withAlpha(c color.Color, a uint8) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: a}
 }
 
 // onTrust confirms the rules the review showed.
 func (v *prefsView) onTrust() {
 	if err := v.model.Trust(v.scope().Project, v.shownUntrusted); err != nil {
-		v.status.SetText("Not trusted: " + err.Error())
+		setOptional(v.status, "Not trusted: "+err.Error())
 		return
 	}
 	v.reload()
-	v.status.SetText("Trusted. Rules changed again since the review stay inactive.")
+	setOptional(v.status, "Trusted. Rules changed again since the review stay inactive.")
 }
 
 // onStartAtLogin installs or removes the autostart entry.
 func (v *prefsView) onStartAtLogin(on bool) {
 	if err := v.autostart.Set(on); err != nil {
-		v.status.SetText(err.Error())
+		setOptional(v.status, err.Error())
 		v.startAtLogin.Checked = !on
 		v.startAtLogin.Refresh()
 	}

@@ -254,7 +254,7 @@ func (m *ProcessesModel) CancelAll(gate Gate) (int, error) {
 
 // CellText returns the text of column col (an index into Columns) for rec
 // at now: the state, the display form of the command, provider, project
-// (its base name), host kind with pid, start time, elapsed (running) or
+// (its base name), host kind ("app", "cli": the pid is in RunSummary), start time, elapsed (running) or
 // duration, and exit code (or signal).
 func CellText(rec *exec.Record, col int, now time.Time) string {
 	switch Columns[col] {
@@ -270,7 +270,7 @@ func CellText(rec *exec.Record, col int, now time.Time) string {
 		}
 		return filepath.Base(rec.ProjectRoot)
 	case "Host":
-		return fmt.Sprintf("%s %d", rec.HostKind, rec.HostPID)
+		return string(rec.HostKind)
 	case "Started":
 		if rec.StartedAt.IsZero() {
 			return ""
@@ -306,6 +306,36 @@ func CellText(rec *exec.Record, col int, now time.Time) string {
 		}
 	}
 	return ""
+}
+
+// RunSummary is the line under the selected run's command: its state
+// (with the exit code or signal), how long it ran or has been running, the
+// host kind and pid that runs it, the provider, and the working directory
+// relative to home (see HomeRelative); empty parts are left out.
+// "exited 1 · 2.4 s · app, pid 4242 · claude-code · in ~/src/webshop".
+func RunSummary(rec *exec.Record, now time.Time) string {
+	state := CellText(rec, 0, now)
+	if exit := CellText(rec, len(Columns)-1, now); exit != "" {
+		state += " " + exit
+	}
+	parts := []string{state}
+	if d := CellText(rec, 6, now); d != "" {
+		parts = append(parts, d)
+	}
+	host := string(rec.HostKind)
+	if rec.HostPID > 0 {
+		host += fmt.Sprintf(", pid %d", rec.HostPID)
+	}
+	if host != "" {
+		parts = append(parts, host)
+	}
+	if rec.Provider != "" {
+		parts = append(parts, escapeText(rec.Provider))
+	}
+	if rec.Dir != "" {
+		parts = append(parts, "in "+displayPath(rec.Dir))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // LiveReader reads the retained output of a run this process hosts; the

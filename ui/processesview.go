@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -17,7 +16,7 @@ import (
 const allChoice = "All"
 
 // columnWidths are the Processes table's column widths, in Columns order.
-var columnWidths = []float32{100, 300, 110, 110, 90, 80, 80, 50}
+var columnWidths = []float32{100, 300, 110, 110, 60, 80, 80, 80}
 
 // processesView is the Processes window's content. Every method runs on the
 // Fyne thread.
@@ -45,8 +44,9 @@ type processesView struct {
 	pending *fyne.Container
 	// pendingText says how many wait.
 	pendingText *widget.Label
-	// detailTitle, stdout, stderr and changes show the selected run.
-	detailTitle, stdout, stderr, changes *widget.Label
+	// detailTitle, detailFacts, stdout, stderr and changes show the selected
+	// run: its command, RunSummary, output tails and change summary.
+	detailTitle, detailFacts, stdout, stderr, changes *widget.Label
 	// cancel cancels the selected run; cancelAll every running shown run.
 	cancel, cancelAll *widget.Button
 	// status shows the result of the last action.
@@ -120,12 +120,16 @@ func newProcessesView(model *ProcessesModel, gate Gate, live LiveReader, showCar
 	}
 	v.detailTitle = widget.NewLabelWithStyle("Select a run to see its output.", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.detailTitle.Wrapping = fyne.TextWrapBreak
+	v.detailFacts = widget.NewLabel("")
+	v.detailFacts.Wrapping = fyne.TextWrapWord
+	v.detailFacts.Hide()
 	v.stdout, v.stderr, v.changes = mono(), mono(), mono()
 	v.cancel = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), v.onCancel)
 	v.cancel.Disable()
 	v.cancelAll = widget.NewButton("Cancel all", v.onCancelAll)
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
+	v.status.Hide()
 
 	filters := container.NewHBox(widget.NewLabel("State"), v.stateSel, widget.NewLabel("Provider"), v.providerSel,
 		widget.NewLabel("Project"), v.projectSel, v.count)
@@ -134,9 +138,11 @@ func newProcessesView(model *ProcessesModel, gate Gate, live LiveReader, showCar
 		container.NewTabItem("Errors", container.NewVScroll(v.stderr)),
 		container.NewTabItem("Changes", container.NewVScroll(v.changes)),
 	)
-	details := container.NewBorder(container.NewBorder(nil, nil, nil, container.NewHBox(v.cancel, v.cancelAll), v.detailTitle), v.status, nil, nil, tabs)
+	details := container.NewBorder(container.NewVBox(
+		container.NewBorder(nil, nil, nil, container.NewHBox(v.cancel, v.cancelAll), v.detailTitle), v.detailFacts),
+		v.status, nil, nil, tabs)
 	split := container.NewVSplit(v.table, details)
-	split.SetOffset(0.6)
+	split.SetOffset(0.45)
 	v.root = container.NewBorder(container.NewVBox(v.pending, filters), nil, nil, nil, split)
 	v.refreshFilters()
 	return v
@@ -214,7 +220,8 @@ func (v *processesView) showDetails() {
 		return
 	}
 	v.lastDetails = rec
-	v.detailTitle.SetText(fmt.Sprintf("%s — %s in %s", CellText(&rec, 1, v.now()), CellText(&rec, 0, v.now()), filepath.Base(rec.Dir)))
+	v.detailTitle.SetText(CellText(&rec, 1, v.now()))
+	setOptional(v.detailFacts, RunSummary(&rec, v.now()))
 	out, errs, changes := RunDetails(&rec, v.live)
 	if rec.Error != "" {
 		errs = rec.Error + "\n" + errs
@@ -235,18 +242,18 @@ func (v *processesView) onCancel() {
 		return
 	}
 	if err := v.gate.CancelRun(v.selected); err != nil {
-		v.status.SetText("Could not cancel: " + err.Error())
+		setOptional(v.status, "Could not cancel: "+err.Error())
 		return
 	}
-	v.status.SetText("Cancel requested; the run ends within its grace period.")
+	setOptional(v.status, "Cancel requested; the run ends within its grace period.")
 }
 
 // onCancelAll cancels every running run shown.
 func (v *processesView) onCancelAll() {
 	n, err := v.model.CancelAll(v.gate)
 	if err != nil {
-		v.status.SetText(fmt.Sprintf("Asked %d runs to cancel; some failed: %v", n, err))
+		setOptional(v.status, fmt.Sprintf("Asked %d runs to cancel; some failed: %v", n, err))
 		return
 	}
-	v.status.SetText(fmt.Sprintf("Asked %d runs to cancel.", n))
+	setOptional(v.status, fmt.Sprintf("Asked %d runs to cancel.", n))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/prefs"
 )
@@ -162,6 +163,8 @@ func TestCardMarkup(t *testing.T) {
 	ask(t, context.Background(), q, req)
 	ask(t, context.Background(), q, request("b", "ls"))
 	cw.refresh()
+	// Lay the card out afresh, as the real driver does when rows appear.
+	cw.win.Resize(CardSize.AddWidthHeight(0, 1))
 	cw.win.Resize(CardSize)
 	test.AssertRendersToMarkup(t, "../../testdata/ui/card.xml", cw.win.Canvas())
 }
@@ -196,3 +199,33 @@ func TestProcessesViewFiltersAndCancel(t *testing.T) {
 
 // widgetCell returns the table cell id of row and col.
 func widgetCell(row, col int) widget.TableCellID { return widget.TableCellID{Row: row, Col: col} }
+
+func TestCardCommandBoxFitsContent(t *testing.T) {
+	cw, _, q := newTestCard(t, &memRules{})
+	ask(t, context.Background(), q, request("short", "npm", "test"))
+	cw.refresh()
+	cw.win.Resize(CardSize)
+	box := cw.view.command
+	short := box.Size().Height
+	assert.Less(t, short, float32(CommandMaxHeight), "a short command leaves no gap")
+	assert.False(t, cw.view.commandHint.Visible())
+	assert.False(t, cw.view.escapedRow.Visible())
+
+	require.NoError(t, q.Answer("short", agentbridge.Answer{}))
+	ask(t, context.Background(), q, request("long", longCurl...))
+	cw.refresh()
+	cw.win.Resize(CardSize)
+	cw.win.Canvas().Refresh(cw.view.root)
+	var scroll fyne.CanvasObject
+	for _, o := range test.LaidOutObjects(cw.view.root) {
+		if c, ok := o.(*fyne.Container); ok && len(c.Objects) == 1 {
+			if _, isFit := c.Layout.(*fitScrollLayout); isFit {
+				scroll = c
+			}
+		}
+	}
+	require.NotNil(t, scroll)
+	assert.LessOrEqual(t, scroll.Size().Height, float32(CommandMaxHeight), "a long command scrolls inside the box")
+	assert.Greater(t, cw.view.command.MinSize().Height, float32(CommandMaxHeight))
+	assert.True(t, cw.view.commandHint.Visible(), "the card says the command scrolls")
+}

@@ -1,0 +1,66 @@
+package ui
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentgate/agentgate/exec"
+)
+
+func TestHomeRelative(t *testing.T) {
+	for _, tc := range []struct{ path, home, want string }{
+		{"/home/sam/src/webshop", "/home/sam", "~/src/webshop"},
+		{"/home/sam", "/home/sam", "~"},
+		{"/home/sam/", "/home/sam", "~"},
+		{"/home/sam/src/", "/home/sam/", "~/src"},
+		{"/home/sam2/src", "/home/sam", "/home/sam2/src"},
+		{"/srv/data", "/home/sam", "/srv/data"},
+		{"relative/path", "/home/sam", "relative/path"},
+		{"/etc/passwd", "/", "/etc/passwd"},
+		{"/home/sam/x", "", "/home/sam/x"},
+		{"", "/home/sam", ""},
+	} {
+		want := filepath.FromSlash(tc.want)
+		assert.Equal(t, want, HomeRelative(filepath.FromSlash(tc.path), filepath.FromSlash(tc.home)), "%q in %q", tc.path, tc.home)
+	}
+}
+
+func TestDisplayPath(t *testing.T) {
+	t.Setenv("HOME", "/home/sam")
+	assert.Equal(t, "~/.config/agentgate/allow.list", displayPath("/home/sam/.config/agentgate/allow.list"))
+	assert.Equal(t, "/usr/bin/npm", displayPath("/usr/bin/npm"))
+	assert.Equal(t, `$'/home/sam/a\u202eb'`, displayPath("/home/sam/a\u202eb"), "a quoted path is shown in full")
+}
+
+func TestRunSummary(t *testing.T) {
+	t.Setenv("HOME", "/home/sam")
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	one, zero := 1, 0
+	for _, tc := range []struct {
+		rec  exec.Record
+		want string
+	}{
+		{exec.Record{State: exec.StateExited, ExitCode: &one, StartedAt: start, EndedAt: start.Add(2400 * time.Millisecond),
+			HostKind: exec.HostApp, HostPID: 4242, Provider: "claude-code", Dir: "/home/sam/src/webshop"},
+			"exited 1 · 2.4 s · app, pid 4242 · claude-code · in ~/src/webshop"},
+		{exec.Record{State: exec.StateRunning, StartedAt: start, HostKind: exec.HostCLI, HostPID: 7, Dir: "/srv/x"},
+			"running · 2 min · cli, pid 7 · in /srv/x"},
+		{exec.Record{State: exec.StateTimedOut, Signal: "SIGKILL", StartedAt: start, EndedAt: start.Add(30 * time.Second), HostKind: exec.HostApp},
+			"timed out SIGKILL · 30 s · app"},
+		{exec.Record{State: exec.StateExited, ExitCode: &zero}, "exited 0"},
+	} {
+		assert.Equal(t, tc.want, RunSummary(&tc.rec, start.Add(2*time.Minute)))
+	}
+	assert.Equal(t, "cli", CellText(&exec.Record{HostKind: exec.HostCLI, HostPID: 9}, 4, start), "the Host column has no pid")
+}
+
+func TestFitHeight(t *testing.T) {
+	for _, tc := range []struct{ content, limit, want float32 }{
+		{32, 160, 32}, {160, 160, 160}, {400, 160, 160}, {400, 0, 400}, {0, 160, 0},
+	} {
+		assert.Equal(t, tc.want, FitHeight(tc.content, tc.limit), "%v within %v", tc.content, tc.limit)
+	}
+}
