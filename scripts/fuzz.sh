@@ -8,3 +8,4 @@ go test -run '^$' -fuzz '^FuzzDecodeFrame$' -fuzztime "$t" ./agentbridge/wire
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "$t" ./exec
 go test -run '^$' -fuzz '^FuzzParseFormat$' -fuzztime "$t" ./prefs
 go test -run '^$' -fuzz '^FuzzMarshal$' -fuzztime "$t" ./agentbridge/audit
+go test -run '^$' -fuzz '^FuzzParseWords$' -fuzztime "$t" ./exec/display

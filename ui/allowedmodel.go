@@ -184,11 +184,11 @@ type Draft struct {
 	Warning string
 }
 
-// Draft parses typed (shell words, see ParseShellWords) for scope s and
+// Draft parses typed (shell words, see display.ParseWords) for scope s and
 // returns what would be written, with the preview; a parse error says what
 // is wrong.
 func (m *AllowedModel) Draft(s ScopeRef, typed string) (Draft, error) {
-	tokens, err := ParseShellWords(typed)
+	tokens, err := display.ParseWords(typed)
 	if err != nil {
 		return Draft{}, err
 	}

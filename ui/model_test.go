@@ -400,38 +400,6 @@ func TestPreviewText(t *testing.T) {
 	assert.Contains(t, PreviewText(prefs.Rule{Tokens: []string{"rm"}}, nil, 5), "No past commands")
 }
 
-func TestParseShellWords(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []string
-		err  string
-	}{
-		{in: "git status", want: []string{"git", "status"}},
-		{in: `git commit -m 'a b' "c d" e\ f`, want: []string{"git", "commit", "-m", "a b", "c d", "e f"}},
-		{in: `printf $'a\tb\x41\u00e9'`, want: []string{"printf", "a\tbAé"}},
-		{in: `echo "x\$y" ''`, want: []string{"echo", "x$y", ""}},
-		{in: "", err: "type the command"},
-		{in: "ls | wc", err: "plain command"},
-		{in: "ls; rm x", err: "one command"},
-		{in: "ls > out", err: "redirection"},
-		{in: "FOO=1 make", err: "variables"},
-		{in: "echo $HOME", err: "expansion"},
-		{in: `echo "$HOME"`, err: "expansion"},
-		{in: "rm *.go", err: "glob"},
-		{in: "ls # c", err: "comment"},
-		{in: "echo 'open", err: "not valid shell words"},
-		{in: `echo $'\0'`, err: "NUL"},
-	} {
-		got, err := ParseShellWords(tc.in)
-		if tc.err != "" {
-			assert.ErrorContains(t, err, tc.err, "%q", tc.in)
-			continue
-		}
-		require.NoError(t, err, "%q", tc.in)
-		assert.Equal(t, tc.want, got, "%q", tc.in)
-	}
-}
-
 // writeRecord writes a run record file as exec would.
 func writeRecord(t testing.TB, stateDir string, rec exec.Record) {
 	t.Helper()

@@ -1,4 +1,4 @@
-package ui
+package display
 
 import (
 	"errors"
@@ -8,16 +8,18 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// ParseShellWords reads what a person typed into "Add rule" as shell words
-// (bash syntax, parsed with mvdan.cc/sh/v3/syntax) and returns the tokens:
-// `git commit -m 'a b'` gives [git commit -m "a b"]. Words may be bare,
+// ParseWords reads a command a person typed as shell words (the "Add rule"
+// field of Preferences) with bash's syntax (mvdan.cc/sh/v3/syntax) and
+// returns the tokens: `git commit -m 'a b'` gives [git commit -m "a b"]. It
+// is the inverse of Command: ParseWords(Command(argv)) is argv for every
+// argv without a NUL byte. Words may be bare,
 // 'single-quoted', "double-quoted" (without $, ` or expansions) or $'…'
 // (ANSI-C quoting, for control characters), and backslash escapes work as
 // in a shell. Anything that is not a single simple command of literal words
 // — operators, redirections, variables, globs, substitutions, comments — is
 // an error naming the construct, because a rule is a literal argv prefix
 // and nothing in it is ever expanded.
-func ParseShellWords(line string) ([]string, error) {
+func ParseWords(line string) ([]string, error) {
 	if strings.TrimSpace(line) == "" {
 		return nil, errors.New("type the command to allow, as you would in a terminal, e.g. git status")
 	}
