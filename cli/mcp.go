@@ -2,16 +2,19 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/agentbridge/client"
@@ -62,7 +65,7 @@ func newMCPServer(m *mcpServer) *mcp.Server {
 			"or their approval on a desktop card right now. Use run_command instead of any other way of running commands. " +
 			"A refusal is final for that command: never retry it or route around it.",
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name: "run_command",
 		Description: "Run one program with arguments on the person's machine, in the project, through agentgate. " +
 			"argv is the program and its arguments as a list; no shell is involved, so pipes, redirections, globs, " +
@@ -76,7 +79,7 @@ func newMCPServer(m *mcpServer) *mcp.Server {
 			"(by a person, or because it is invalid or not allowed): read the reason, do not retry it and do not try " +
 			"to run it another way.",
 	}, m.runCommand)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name: "command_output",
 		Description: "Wait for a command started with run_command and read more of its stdout. Pass run_id and the cursor " +
 			"from the previous result (0 to read from the start). Returns when the command finishes or after wait_ms " +
@@ -85,12 +88,12 @@ func newMCPServer(m *mcpServer) *mcp.Server {
 			"polling with a long wait_ms rather than often. An error means the command was refused, expired unanswered " +
 			"or withdrawn: it did not run; do not retry it or work around it.",
 	}, m.commandOutput)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name: "cancel_command",
 		Description: "Stop a command started with run_command: a pending request is withdrawn (nothing runs), a running " +
 			"command and every process it started are ended. Returns the state it ended in.",
 	}, m.cancelCommand)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "list_commands",
 		Description: "List the commands this session proposed, oldest first, with run_id, state, argv, working directory and exit code.",
 	}, m.listCommands)
@@ -168,10 +171,10 @@ type cancelOut struct {
 	State string `json:"state"`
 }
 
-func (m *mcpServer) runCommand(ctx context.Context, req *mcp.CallToolRequest, in runCommandIn) (*mcp.CallToolResult, commandOut, error) {
+func (m *mcpServer) runCommand(ctx context.Context, req *mcp.CallToolRequest, in runCommandIn) (commandOut, error) {
 	c, err := m.conn(ctx, req.Session)
 	if err != nil {
-		return nil, commandOut{}, err
+		return commandOut{}, err
 	}
 	p := wire.ProposeParams{Argv: in.Argv, Cwd: in.Cwd, Stdin: in.Stdin, Reason: in.Reason}
 	if in.TimeoutMS != 0 {
@@ -189,49 +192,125 @@ func (m *mcpServer) runCommand(ctx context.Context, req *mcp.CallToolRequest, in
 		res, err = c.Propose(ctx, p)
 	}
 	if err != nil {
-		return nil, commandOut{}, m.toolError(err)
+		return commandOut{}, m.toolError(err)
 	}
 	if res.Wait == nil { // the proposal was not waited on: wait now
-		out, err := m.waitFor(ctx, c, res.RunID, 0, in.WaitMS)
-		return nil, out, err
+		return m.waitFor(ctx, c, res.RunID, 0, in.WaitMS)
 	}
-	return nil, m.commandResult(ctx, c, res.RunID, *res.Wait), nil
+	return m.commandResult(ctx, c, res.RunID, *res.Wait), nil
 }
 
-func (m *mcpServer) commandOutput(ctx context.Context, req *mcp.CallToolRequest, in commandOutputIn) (*mcp.CallToolResult, commandOut, error) {
+func (m *mcpServer) commandOutput(ctx context.Context, req *mcp.CallToolRequest, in commandOutputIn) (commandOut, error) {
 	c, err := m.conn(ctx, req.Session)
 	if err != nil {
-		return nil, commandOut{}, err
+		return commandOut{}, err
 	}
-	out, err := m.waitFor(ctx, c, in.RunID, in.Cursor, in.WaitMS)
-	return nil, out, err
+	return m.waitFor(ctx, c, in.RunID, in.Cursor, in.WaitMS)
 }
 
-func (m *mcpServer) cancelCommand(ctx context.Context, req *mcp.CallToolRequest, in runIDIn) (*mcp.CallToolResult, cancelOut, error) {
+func (m *mcpServer) cancelCommand(ctx context.Context, req *mcp.CallToolRequest, in runIDIn) (cancelOut, error) {
 	c, err := m.conn(ctx, req.Session)
 	if err != nil {
-		return nil, cancelOut{}, err
+		return cancelOut{}, err
 	}
 	res, err := c.Cancel(ctx, in.RunID)
 	if err != nil {
-		return nil, cancelOut{}, m.toolError(err)
+		return cancelOut{}, m.toolError(err)
 	}
-	return nil, cancelOut{RunID: in.RunID, State: res.State}, nil
+	return cancelOut{RunID: in.RunID, State: res.State}, nil
 }
 
-func (m *mcpServer) listCommands(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, listOut, error) {
+func (m *mcpServer) listCommands(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (listOut, error) {
 	c, err := m.conn(ctx, req.Session)
 	if err != nil {
-		return nil, listOut{}, err
+		return listOut{}, err
 	}
 	res, err := c.List(ctx)
 	if err != nil {
-		return nil, listOut{}, m.toolError(err)
+		return listOut{}, m.toolError(err)
 	}
 	if res.Runs == nil {
 		res.Runs = []wire.RunInfo{}
 	}
-	return nil, listOut{Runs: res.Runs}, nil
+	return listOut{Runs: res.Runs}, nil
+}
+
+// addTool registers a tool the way mcp.AddTool does — input and output
+// schemas inferred from In and Out (descriptions from the jsonschema tags),
+// both advertised; the arguments validated against the input schema (with
+// its defaults applied) before h runs, an invalid call answered with an
+// error result; h's error returned as an error result; its output sent as
+// structuredContent and, serialised, as the text content — except that the
+// output is not validated against the output schema on every call. The
+// output is always a value of Out that this program built, so that check
+// could only fail on a bug here, and it costs a decode and a schema walk of
+// the whole result (stdout included) per call.
+func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) {
+	inSchema, err := jsonschema.ForType(reflect.TypeFor[In](), &jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: inferring the input schema: %v", t.Name, err))
+	}
+	inResolved, err := inSchema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: resolving the input schema: %v", t.Name, err))
+	}
+	outSchema, err := jsonschema.ForType(reflect.TypeFor[Out](), &jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: inferring the output schema: %v", t.Name, err))
+	}
+	tool := *t
+	tool.InputSchema, tool.OutputSchema = inSchema, outSchema
+	s.AddTool(&tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		in, err := decodeToolInput[In](req.Params.Arguments, inResolved)
+		if err != nil {
+			res := &mcp.CallToolResult{}
+			res.SetError(fmt.Errorf("validating \"arguments\": %v", err))
+			return res, nil
+		}
+		out, err := h(ctx, req, in)
+		if err != nil {
+			res := &mcp.CallToolResult{}
+			res.SetError(err)
+			return res, nil
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the %s result: %w", t.Name, err)
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
+			StructuredContent: json.RawMessage(data),
+		}, nil
+	})
+}
+
+// decodeToolInput checks a call's arguments against the tool's resolved
+// input schema, with the schema's defaults applied (absent arguments are the
+// empty object), and decodes them into an In. The inferred schema of a
+// struct allows no other properties, so only exactly named fields reach the
+// decoder.
+func decodeToolInput[In any](args json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+	var in In
+	v := map[string]any{}
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return in, fmt.Errorf("unmarshaling arguments: %w", err)
+		}
+	}
+	if err := schema.ApplyDefaults(&v); err != nil {
+		return in, fmt.Errorf("applying schema defaults: %w", err)
+	}
+	if err := schema.Validate(v); err != nil {
+		return in, err
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return in, err
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return in, err
+	}
+	return in, nil
 }
 
 // mcpWaitMS turns a tool's wait_ms into the bridge's: mcpDefaultWait when

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -160,7 +159,6 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	} else if err := checkID(id); err != nil {
 		return nil, err
 	}
-	runDir := filepath.Join(runsDir(e.cfg.StateDir), id)
 	r := &Run{
 		e:    e,
 		cmd:  cmd,
@@ -170,7 +168,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 			Provider: meta.Provider, Client: meta.Client, Session: meta.Session,
 			HostKind: e.cfg.HostKind, HostPID: e.hostPID, HostStart: e.hostStart,
 			State: StateRunning, TimeoutMS: cmd.Timeout.Milliseconds(), StartedAt: time.Now().UTC(),
-			StdoutPath: filepath.Join(runDir, "stdout"), StderrPath: filepath.Join(runDir, "stderr"),
+			StdoutPath: outputPath(e.cfg.StateDir, id, Stdout), StderrPath: outputPath(e.cfg.StateDir, id, Stderr),
 			SpillCap: e.cfg.SpillCap,
 		},
 	}
@@ -237,10 +235,15 @@ func (r *Run) failStart(code, msg string) error {
 // the timeout, waits for the whole tree, drains the pipes (bounded),
 // summarises the changes and records the final state.
 func (r *Run) supervise(pipes *runPipes, before snapshot) {
+	// Each pump closes its pipe as soon as it has read to the end, which is
+	// normally while the containment layer is still confirming that the
+	// tree is gone, so that work is off the path to Done.
 	pumped := make(chan struct{}, 2)
-	go func() { r.stdout.pump(pipes.stdout); pumped <- struct{}{} }()
-	go func() { r.stderr.pump(pipes.stderr); pumped <- struct{}{} }()
-	go pipes.feedStdin()
+	go func() { r.stdout.pump(pipes.stdout); pipes.stdout.Close(); pumped <- struct{}{} }()
+	go func() { r.stderr.pump(pipes.stderr); pipes.stderr.Close(); pumped <- struct{}{} }()
+	if pipes.stdinW != nil {
+		go pipes.feedStdin()
+	}
 	timer := time.AfterFunc(r.cmd.Timeout, func() { r.stop(StateTimedOut) })
 	status, waitErr := r.p.Wait()
 	timer.Stop()
@@ -278,8 +281,8 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 		}
 	}
 	r.mu.Unlock()
+	// The record writer also removes a cancel request left for the run.
 	r.e.records.mark(r)
-	os.Remove(cancelPath(r.e.cfg.StateDir, r.rec.ID))
 	close(r.done)
 }
 

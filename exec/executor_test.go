@@ -219,7 +219,8 @@ func TestRequestCancelFromAnotherProcess(t *testing.T) {
 	require.NoError(t, RequestCancel(e.cfg.StateDir, r.ID()))
 	rec := waitRun(t, r)
 	assert.Equal(t, StateCancelled, rec.State)
-	assert.NoFileExists(t, cancelPath(e.cfg.StateDir, r.ID()), "the request is removed with the run")
+	e.Flush()
+	assert.NoFileExists(t, cancelPath(e.cfg.StateDir, r.ID()), "the request is removed with the final record")
 }
 
 func TestStartFailure(t *testing.T) {

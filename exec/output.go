@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 )
 
@@ -116,13 +114,6 @@ func (s *retained) spillLocked() {
 		return
 	}
 	if s.file == nil {
-		// The run's output directory is made on the first spill: most runs
-		// never spill, and a directory per run is a costly syscall.
-		if err := os.Mkdir(filepath.Dir(s.path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			s.err = err
-			s.fileStart = s.memStart
-			return
-		}
 		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			s.err = err

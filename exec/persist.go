@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"os"
 	"sync"
 	"time"
 )
@@ -98,6 +99,11 @@ func (p *persister) loop() {
 		for i, err := range writeRecords(p.stateDir, recs) {
 			if err != nil {
 				batch[i].setPersistError(err)
+			}
+			if recs[i].State.Final() {
+				// A cancel request that came too late is moot now; removing
+				// it here keeps two path lookups off the end of the run.
+				os.Remove(cancelPath(p.stateDir, recs[i].ID))
 			}
 		}
 		p.mu.Lock()

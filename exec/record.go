@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +89,14 @@ func recordPath(stateDir, id string) string {
 	return filepath.Join(runsDir(stateDir), id+".json")
 }
 
+// outputPath returns the spill file of stream s of run id. The files sit
+// beside the records rather than in a directory per run: a directory is one
+// more inode to allocate, which on ext4 under load costs hundreds of
+// microseconds of kernel time per run.
+func outputPath(stateDir, id string, s Stream) string {
+	return filepath.Join(runsDir(stateDir), id+"."+string(s))
+}
+
 // cancelPath returns the cancel-request file of run id.
 func cancelPath(stateDir, id string) string {
 	return filepath.Join(runsDir(stateDir), id+".cancel")
@@ -136,22 +145,23 @@ func replaceFile(path string, data []byte, durable bool) error {
 	return nil
 }
 
-// encodeRecord is a record file's content.
-func encodeRecord(rec Record) ([]byte, error) {
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding run record %s: %w", rec.ID, err)
+// encodeRecord appends a record file's content to buf: the record as one
+// line of JSON (what every reader, encoding/json, needs; jq shows it
+// indented) and a newline. The writers reuse buf across records.
+func encodeRecord(buf *bytes.Buffer, rec Record) error {
+	if err := json.NewEncoder(buf).Encode(rec); err != nil {
+		return fmt.Errorf("encoding run record %s: %w", rec.ID, err)
 	}
-	return append(data, '\n'), nil
+	return nil
 }
 
 // writeRecord persists rec atomically and durably.
 func writeRecord(stateDir string, rec Record) error {
-	data, err := encodeRecord(rec)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := encodeRecord(&buf, rec); err != nil {
 		return err
 	}
-	return writeFileAtomic(recordPath(stateDir, rec.ID), data, true)
+	return writeFileAtomic(recordPath(stateDir, rec.ID), buf.Bytes(), true)
 }
 
 // writeRecords persists several records atomically and durably, with one
@@ -159,10 +169,12 @@ func writeRecord(stateDir string, rec Record) error {
 func writeRecords(stateDir string, recs []Record) (errs []error) {
 	errs = make([]error, len(recs))
 	wrote := false
+	var buf bytes.Buffer
 	for i, rec := range recs {
-		data, err := encodeRecord(rec)
+		buf.Reset()
+		err := encodeRecord(&buf, rec)
 		if err == nil {
-			err = replaceFile(recordPath(stateDir, rec.ID), data, true)
+			err = replaceFile(recordPath(stateDir, rec.ID), buf.Bytes(), true)
 		}
 		errs[i] = err
 		wrote = wrote || err == nil
@@ -305,11 +317,14 @@ func PruneRecords(stateDir string, keep int) error {
 	return errors.Join(errs...)
 }
 
-// removeRun removes a run's record, cancel request and output directory.
-// The record goes first, so a reader never sees a record without files.
+// removeRun removes a run's record, cancel request and output files, and
+// the output directory runs/<id>/ of records written by earlier versions.
+// The paths are derived from the id, never taken from the record. The
+// record goes first, so a reader never sees a record without files.
 func removeRun(stateDir, id string) error {
 	var errs []error
-	for _, p := range []string{recordPath(stateDir, id), cancelPath(stateDir, id)} {
+	for _, p := range []string{recordPath(stateDir, id), cancelPath(stateDir, id),
+		outputPath(stateDir, id, Stdout), outputPath(stateDir, id, Stderr)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -181,6 +181,8 @@ func TestPruneRecords(t *testing.T) {
 	for i, st := range states {
 		id := fmt.Sprintf("r%d", i)
 		require.NoError(t, writeRecord(stateDir, Record{ID: id, State: st, StartedAt: t0.Add(time.Duration(i) * time.Second)}))
+		require.NoError(t, os.WriteFile(outputPath(stateDir, id, Stdout), []byte("o"), 0o600))
+		// An output directory as versions before the flat layout made.
 		require.NoError(t, os.MkdirAll(filepath.Join(runsDir(stateDir), id), 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(runsDir(stateDir), id, "stderr"), []byte("e"), 0o600))
 	}
@@ -195,7 +197,9 @@ func TestPruneRecords(t *testing.T) {
 	assert.Equal(t, []string{"r1", "r3", "r4"}, ids, "the running record and the newest two finished stay")
 	for _, gone := range []string{"r0", "r2"} {
 		assert.NoDirExists(t, filepath.Join(runsDir(stateDir), gone))
+		assert.NoFileExists(t, outputPath(stateDir, gone, Stdout))
 	}
+	assert.FileExists(t, outputPath(stateDir, "r3", Stdout))
 	assert.NoFileExists(t, cancelPath(stateDir, "r0"))
 	assert.DirExists(t, filepath.Join(runsDir(stateDir), "r3"))
 	require.NoError(t, PruneRecords(stateDir, -1))

@@ -127,7 +127,7 @@ func startReply(path string, sc *supervisorConn) (p *Process, unread bool, err e
 	switch {
 	case ok && msg.Verb == statusStarted:
 		p := &Process{pid: msg.Num, sc: sc, active: true, done: make(chan struct{})}
-		go p.watch()
+		supervisors.await(sc, p)
 		return p, false, nil
 	case ok && msg.Verb == statusExecFail:
 		supervisors.put(sc)
@@ -155,14 +155,16 @@ func containmentErr(path, step string, err error) error {
 	return fmt.Errorf("start %q: %s failed: %v: %w", path, step, err, ErrContainment)
 }
 
-// watch waits for the run's final status and publishes it. On success the
-// supervisor, whose tree is gone, goes back to the pool; control lines can
-// no longer be sent for this run by then. If the supervisor is lost
-// instead (killed from outside, or it broke the protocol), it is retired,
-// the group is SIGKILLed as a last resort and Wait's error says that
-// containment was lost.
-func (p *Process) watch() {
-	msg, ok := <-p.sc.msgs
+// finish publishes the run's final status: msg, the supervisor's last
+// status line for the run, or, when ok is false, the supervisor's loss. On
+// an exit report the supervisor, whose tree is gone, goes back to the pool;
+// control lines can no longer be sent for this run by then. If the
+// supervisor is lost instead (killed from outside, or it broke the
+// protocol), it is retired, the group is SIGKILLed as a last resort and
+// Wait's error says that containment was lost. Apart from an exit report,
+// finish waits for the supervisor to be reaped, so the supervisor's reader
+// calls it only with an exit report or after reaping.
+func (p *Process) finish(msg statusMsg, ok bool) {
 	p.ctrlMu.Lock()
 	p.active = false
 	p.ctrlMu.Unlock()

@@ -77,6 +77,10 @@ type supervisorConn struct {
 	// timer from an earlier idle period cannot retire it; guarded by
 	// supervisors.mu.
 	idleGen uint64
+	// awaiting is the started run whose final status line the reader
+	// hands over directly (no goroutine per run waits for it); nil when
+	// none. Guarded by supervisors.mu.
+	awaiting *Process
 }
 
 // spawnSupervisor starts a new supervisor: the host binary re-executed with
@@ -153,8 +157,7 @@ func (sc *supervisorConn) read() {
 		sc.readErr = supervisors.deliver(sc, msg, line)
 	}
 	sc.broken.Store(true)
-	close(sc.msgs)
-	supervisors.remove(sc)
+	p := supervisors.stopDelivering(sc)
 	sc.retire()
 	state, err := sc.proc.Wait()
 	if err != nil {
@@ -163,6 +166,9 @@ func (sc *supervisorConn) read() {
 		sc.exitHow = state.String()
 	}
 	close(sc.exited)
+	if p != nil {
+		p.finish(statusMsg{}, false)
+	}
 }
 
 // retire ends the supervisor: it closes the control socket, which is the
@@ -329,23 +335,66 @@ func (pl *pool) remove(sc *supervisorConn) {
 	pl.removeLocked(sc)
 }
 
-// deliver passes a status line from sc's reader to msgs, unless sc is idle
-// in the pool (an idle supervisor has nothing to say) or more lines wait
-// than the protocol allows; either is returned as an error. It holds pl.mu
-// so that a line arriving as the run's watcher puts sc back is either seen
-// by put (which then refuses sc) or found idle here, never neither.
+// deliver passes a status line from sc's reader on: the final line of the
+// run awaiting it straight to that run (Process.finish, on the reader's
+// goroutine: one hand-off less between the supervisor's report and Wait),
+// anything else to msgs. It is an error, returned, when sc is idle in the
+// pool (an idle supervisor has nothing to say), when an awaiting run gets
+// anything but its final line, or when more lines wait than the protocol
+// allows. It holds pl.mu so that a line arriving as sc is put back is
+// either seen by put (which then refuses sc) or found idle here, never
+// neither, and so that await sees each line either queued or not yet read.
 func (pl *pool) deliver(sc *supervisorConn, msg statusMsg, line string) error {
 	pl.mu.Lock()
-	defer pl.mu.Unlock()
 	if slices.Contains(pl.idle, sc) {
+		pl.mu.Unlock()
 		return fmt.Errorf("it sent %q while idle", line)
 	}
+	if p := sc.awaiting; p != nil {
+		if msg.Verb != statusExited && msg.Verb != statusSignaled {
+			pl.mu.Unlock()
+			return fmt.Errorf("it sent %q while running a command", line)
+		}
+		sc.awaiting = nil
+		pl.mu.Unlock()
+		p.finish(msg, true)
+		return nil
+	}
+	defer pl.mu.Unlock()
 	select {
 	case sc.msgs <- msg:
 		return nil
 	default:
 		return fmt.Errorf("it sent status lines nobody asked for (last %q)", line)
 	}
+}
+
+// await makes p, just started on sc, receive sc's next status line (its
+// final one) directly from the reader. A line that arrived before (or the
+// reader's end) is handled at once on the caller's goroutine.
+func (pl *pool) await(sc *supervisorConn, p *Process) {
+	pl.mu.Lock()
+	select {
+	case msg, ok := <-sc.msgs:
+		pl.mu.Unlock()
+		p.finish(msg, ok)
+	default:
+		sc.awaiting = p
+		pl.mu.Unlock()
+	}
+}
+
+// stopDelivering is called by sc's reader once it stopped: it closes msgs
+// and returns the run that was awaiting a line, if any, which the reader
+// must then finish as lost.
+func (pl *pool) stopDelivering(sc *supervisorConn) *Process {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	close(sc.msgs)
+	pl.removeLocked(sc)
+	p := sc.awaiting
+	sc.awaiting = nil
+	return p
 }
 
 // removeLocked takes sc out of the pool and stops its idle timer; it
