@@ -39,24 +39,27 @@ build: deps
 run: build
 	@scripts/run.sh $(BIN)
 
-test: deps vet validate-packaging test-nonui test-ui cross
-	@echo "make test: all checks passed"
+test: deps vet validate-packaging cross test-nonui test-ui
+	@echo "make test: vet, packaging, cross-OS checks and every test passed"
+	@echo "packages: $$(cat bin/test-nonui.log bin/test-ui.log | grep -c '^ok ') passed, 0 failed"
 
 vet:
 	$(GO) vet -tags $(TAGS) ./...
 
+# Each test target keeps its go test output in bin/ for the closing count.
 test-nonui:
-	$(GO) test -race -count=1 -timeout 20m $(NONUI)
+	@mkdir -p bin
+	set -o pipefail; $(GO) test -race -count=1 -timeout 20m $(NONUI) 2>&1 | tee bin/test-nonui.log
 
 test-ui: build
-	scripts/with-xvfb.sh $(GO) test -tags $(TAGS) -count=1 -timeout 20m ./ui/...
+	set -o pipefail; scripts/with-xvfb.sh $(GO) test -tags $(TAGS) -count=1 -timeout 20m ./ui/... 2>&1 | tee bin/test-ui.log
 
 # Windows and macOS compile checks: vet and test binaries of every non-cgo package.
 cross:
 	@set -e; for os in windows darwin; do \
 	  echo "cross: GOOS=$$os go vet + go test -c"; \
 	  GOOS=$$os CGO_ENABLED=0 $(GO) vet $(NONUI); \
-	  for p in $(NONUI); do GOOS=$$os CGO_ENABLED=0 $(GO) test -c -o /dev/null $$p; done; \
+	  for p in $(NONUI); do GOOS=$$os CGO_ENABLED=0 $(GO) test -c -o /dev/null $$p >/dev/null; done; \
 	done
 
 bench: build
