@@ -29,7 +29,7 @@ bench ./ui         'Processes10k|ListRecords10k'     3x
 #   abs   ns/op of `first`                (target: "<= x" ns)
 figures='
 executor start+wait of true vs raw os/exec (interleaved)|m|ExecutorVsRaw|x-raw|<= 1.5
-executor start+wait of true vs raw os/exec (separate runs)|ns|ExecutorTrue|RawExecTrue|<= 1.5
+executor start+wait of true vs raw os/exec (separate runs, informational)|ns|ExecutorTrue|RawExecTrue|<= 1.5
 stdout 1 GiB through the executor vs raw pipe|mbs|Stdout1GiB|RawPipe1GiB|>= 0.7
 stdout 1 GiB: RSS growth, MiB|m|Stdout1GiB|MiB-RSS-growth|<= 32
 unixpg supervisor start+wait vs raw (interleaved)|m|StartWaitVsRaw|x-raw|<= 1.5

@@ -71,7 +71,16 @@ func startApp(t *testing.T, bin string, extraEnv ...string) *e2eApp {
 		"AGENTGATE_SOCKET="+e.socket, "AGENTGATE_UI_LAYOUT_FILE="+e.layout, "LANG=C.UTF-8", "SHELL=/bin/sh",
 		"DBUS_SESSION_BUS_ADDRESS=disabled:")
 	e.cmd.Env = append(e.cmd.Env, extraEnv...)
-	logf, err := os.Create(filepath.Join(dir, "app.log"))
+	e.launch(filepath.Join(dir, "app.log"), "e2e", "xdotool test")
+	return e
+}
+
+// launch starts e.cmd (its environment already set) with its output in
+// logPath, ends it when the test ends (showing the log if the test failed),
+// waits for its bridge and says hello as provider and clientName.
+func (e *e2eApp) launch(logPath, provider, clientName string) {
+	t := e.t
+	logf, err := os.Create(logPath)
 	require.NoError(t, err)
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
 	require.NoError(t, e.cmd.Start())
@@ -97,9 +106,8 @@ func startApp(t *testing.T, bin string, extraEnv ...string) *e2eApp {
 		e.c = c
 		return true
 	}, 30*time.Second, 100*time.Millisecond, "the app's bridge never answered")
-	_, err = e.c.Hello(context.Background(), wire.HelloParams{Provider: "e2e", ProjectRoot: e.project, Client: "xdotool test"})
+	_, err = e.c.Hello(context.Background(), wire.HelloParams{Provider: provider, ProjectRoot: e.project, Client: clientName})
 	require.NoError(t, err)
-	return e
 }
 
 // stop ends the app (before another instance opens windows of the same names).

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentgate/agentgate/agentbridge/client"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/prefs"
 )
@@ -191,34 +190,7 @@ func startDemoApp(t *testing.T, bin, home, project, theme string) *e2eApp {
 		"XDG_RUNTIME_DIR="+runtime, "AGENTGATE_SOCKET="+e.socket, "AGENTGATE_UI_LAYOUT_FILE="+e.layout,
 		"LANG=C.UTF-8", "SHELL=/bin/sh", "DBUS_SESSION_BUS_ADDRESS=disabled:", "FYNE_THEME="+theme,
 		"NPM_CONFIG_UPDATE_NOTIFIER=false", "NO_COLOR=1")
-	logf, err := os.Create(filepath.Join(runtime, "app.log"))
-	require.NoError(t, err)
-	e.cmd.Stdout, e.cmd.Stderr = logf, logf
-	require.NoError(t, e.cmd.Start())
-	t.Cleanup(func() {
-		if e.c != nil {
-			e.c.Close()
-		}
-		if e.cmd.ProcessState == nil {
-			_ = e.cmd.Process.Kill()
-			_ = e.cmd.Wait()
-		}
-		logf.Close()
-		if t.Failed() {
-			data, _ := os.ReadFile(logf.Name())
-			t.Logf("app log:\n%s", data)
-		}
-	})
-	require.Eventually(t, func() bool {
-		c, err := client.Dial(e.socket)
-		if err != nil {
-			return false
-		}
-		e.c = c
-		return true
-	}, 30*time.Second, 100*time.Millisecond, "the app's bridge never answered")
-	_, err = e.c.Hello(context.Background(), wire.HelloParams{Provider: demoProvider, ProjectRoot: project, Client: demoClient})
-	require.NoError(t, err)
+	e.launch(filepath.Join(runtime, "app.log"), demoProvider, demoClient)
 	return e
 }
 
