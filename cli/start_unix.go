@@ -2,30 +2,8 @@
 
 package cli
 
-import (
-	"fmt"
-	"os"
-	osexec "os/exec"
-	"syscall"
-)
+import "syscall"
 
-// startAppDetached starts the desktop app (the agentgate binary with no
-// arguments) in a session of its own with stdio on /dev/null, so it
-// outlives `agentgate mcp` and its MCP client, and does not wait for it.
-func startAppDetached(executable string) error {
-	if executable == "" {
-		return fmt.Errorf("the agentgate executable is unknown")
-	}
-	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer devnull.Close()
-	cmd := osexec.Command(executable)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
-}
+// detachedAttr puts the app in a session of its own, away from the
+// terminal and process group of `agentgate mcp`.
+func detachedAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

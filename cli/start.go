@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	osexec "os/exec"
+)
+
+// startAppDetached starts the desktop app (the agentgate binary with no
+// arguments) with stdio on the null device and detached as this platform
+// allows (detachedAttr), so that it outlives `agentgate mcp` and its MCP
+// client; it does not wait for it.
+func startAppDetached(executable string) error {
+	if executable == "" {
+		return fmt.Errorf("the agentgate executable is unknown")
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	cmd := osexec.Command(executable)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	cmd.SysProcAttr = detachedAttr()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
