@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -477,6 +478,17 @@ func providerFromClientName(name string) string {
 	return p
 }
 
+// stdoutNoClose is standard output for the MCP transport, which closes its
+// writer when the session ends: stdout stays open for the rest of the
+// process (as with mcp.StdioTransport).
+type stdoutNoClose struct {
+	// Writer is standard output.
+	io.Writer
+}
+
+// Close does nothing and returns nil.
+func (stdoutNoClose) Close() error { return nil }
+
 // runMCP is `agentgate mcp [--provider NAME] [--project DIR]`: serves MCP on
 // stdin/stdout until the client disconnects. Diagnostics go to stderr only.
 func runMCP(args []string, e env) int {
@@ -496,7 +508,9 @@ func runMCP(args []string, e env) int {
 		}
 	}
 	s := newMCPServer(m)
-	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	// mcp.StdioTransport over our own stdin: the same newline-delimited
+	// JSON-RPC, read from mcpStdin; stdout is never closed by the transport.
+	err := s.Run(context.Background(), &mcp.IOTransport{Reader: mcpStdin(), Writer: stdoutNoClose{os.Stdout}})
 	m.mu.Lock()
 	if m.bridge != nil {
 		m.bridge.Close()

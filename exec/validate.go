@@ -253,11 +253,16 @@ func resolveProjectRoot(root string) (string, error) {
 }
 
 // resolveCwd resolves cwd against the resolved project root and returns the
-// absolute resolved directory and its path relative to root.
+// absolute resolved directory and its path relative to root. An empty cwd is
+// the root itself, returned as is: resolveProjectRoot has just resolved it
+// and checked it is a directory, and resolving it again would only repeat
+// the same system calls.
 func resolveCwd(root, cwd string) (dir, rel string, err error) {
+	if cwd == "" {
+		return root, ".", nil
+	}
 	candidate := root
 	switch {
-	case cwd == "":
 	case filepath.IsAbs(cwd):
 		candidate = cwd
 	default:
