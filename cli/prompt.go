@@ -126,7 +126,7 @@ func (a *terminalApprover) always(ctx context.Context, req *agentbridge.Approval
 		labels[i] = o.label
 	}
 	for {
-		fmt.Fprintf(a.out, "Always allow %s in which list? %s, or [c]ancel: ", prefs.FormatList(tokens), strings.Join(labels, ", "))
+		fmt.Fprintf(a.out, "Always allow (allow-list line: %s) in which list? %s, or [c]ancel: ", prefs.FormatList(tokens), strings.Join(labels, ", "))
 		answer, err := a.readLine(ctx)
 		if err != nil {
 			return false, err
@@ -144,7 +144,7 @@ func (a *terminalApprover) always(ctx context.Context, req *agentbridge.Approval
 				fmt.Fprintf(a.out, "Could not write the rule: %v\n", err)
 				return false, nil
 			}
-			fmt.Fprintf(a.out, "Added %s to %s:%d.\n", prefs.FormatList(rule.Tokens), rule.File, rule.Line)
+			fmt.Fprintf(a.out, "Added the line %s to %s:%d.\n", prefs.FormatList(rule.Tokens), rule.File, rule.Line)
 			return true, nil
 		}
 		fmt.Fprintf(a.out, "Please answer one of the letters in brackets.\n")
