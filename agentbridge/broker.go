@@ -208,13 +208,22 @@ type ticket struct {
 	cancelled bool
 }
 
+// stateAnswered is a hook question's state between the person's approval
+// and the hook being told (after the decision is audited): no longer
+// pending, not yet final. It never reaches the agent.
+const stateAnswered = "answered"
+
+// testHookAnswered, when set by a test, runs after a person's approval is
+// taken and before it is audited and acted on.
+var testHookAnswered func(id string)
+
 // final reports whether the ticket reached a state it never leaves.
 // Called with Broker.mu held.
 func (t *ticket) final() bool {
 	if t.run != nil {
 		return t.run.Record().State.Final()
 	}
-	return t.state != wire.StatePending && t.state != wire.StateQueued && t.state != ""
+	return t.state != wire.StatePending && t.state != wire.StateQueued && t.state != stateAnswered && t.state != ""
 }
 
 // currentState returns the protocol state. Called with Broker.mu held.
@@ -401,6 +410,11 @@ func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings
 	case <-ctx.Done():
 		r.err = ctx.Err()
 	}
+	if r.err == nil && ctx.Err() != nil {
+		// The answer and the deadline (or a withdrawal) arrived together:
+		// an answer after the proposal's end does not count.
+		r = result{err: ctx.Err()}
+	}
 	t.cancelAsk()
 
 	b.mu.Lock()
@@ -413,13 +427,32 @@ func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings
 	switch {
 	case r.err == nil && r.ans.Approved:
 		t.answer = r.ans
-		if !t.hook {
+		if t.hook {
+			// Answered, not yet reported: no longer pending, so a cancel or
+			// "Stop everything" from now on finds nothing to withdraw (and
+			// does not count the question off the session a second time).
+			// The hook learns the answer from finishHook, once audited.
+			t.state = stateAnswered
+		} else {
 			// Approved, not yet admitted: a cancel from now on marks it
 			// cancelled and admit honours that.
 			b.setState(t, wire.StateQueued, nil)
 		}
 		b.mu.Unlock()
-		b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionApproved, By: r.ans.By, Message: r.ans.Message}, t))
+		if testHookAnswered != nil {
+			testHookAnswered(t.id)
+		}
+		if err := b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionApproved, By: r.ans.By, Message: r.ans.Message}, t)); err != nil {
+			// An approval that cannot be recorded is not acted on: the gate
+			// that cannot record refuses (Config.Audit).
+			b.mu.Lock()
+			if !t.cancelled {
+				b.setState(t, wire.StateDenied, wire.Refuse(wire.RefuseAuditFailed, "the person approved, but agentgate cannot write its audit log, so nothing ran: "+err.Error()+"; the person must fix the log's disk or permissions"))
+			}
+			b.mu.Unlock()
+			b.forgetHook(t)
+			return
+		}
 		if t.hook {
 			b.finishHook(t, "allow")
 			return

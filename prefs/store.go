@@ -365,6 +365,11 @@ func (s *Store) Add(scope Scope, provider, projectRoot string, tokens []string) 
 	if err != nil {
 		return Rule{}, err
 	}
+	if scope == ScopeProject {
+		if err := checkProjectFileUnlinked(file); err != nil {
+			return Rule{}, err
+		}
+	}
 	line := FormatList(tokens)
 	err = editFile(file, func(content []byte) ([]byte, error) {
 		if containsRule(content, tokens) {
@@ -407,6 +412,11 @@ func (s *Store) Remove(scope Scope, provider, projectRoot string, tokens []strin
 	if err != nil {
 		return err
 	}
+	if scope == ScopeProject {
+		if err := checkProjectFileUnlinked(file); err != nil {
+			return err
+		}
+	}
 	err = editFile(file, func(content []byte) ([]byte, error) {
 		out, removed := removeRuleLines(content, tokens)
 		if removed == 0 {
@@ -425,6 +435,22 @@ func (s *Store) Remove(scope Scope, provider, projectRoot string, tokens []strin
 		return s.reloadTrust()
 	}
 	s.reloadList(scope, provider, projectRoot)
+	return nil
+}
+
+// checkProjectFileUnlinked refuses to edit a project allow-list reached
+// through a symbolic link: its directory (.agentgate) or the file itself.
+// Whoever writes the project (an agent, a cloned repository) controls those
+// names, and a link there would make a rule the person meant for this
+// project land in another file, such as the global list. Reading through a
+// link is harmless (project rules need the person's confirmation anyway);
+// only edits are refused, with an error naming the link.
+func checkProjectFileUnlinked(file string) error {
+	for _, p := range []string{filepath.Dir(file), file} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link, so a project rule written there could land in another allow-list; agentgate does not edit project rules through links: replace the link with a plain directory or file, or choose another scope", p)
+		}
+	}
 	return nil
 }
 

@@ -156,3 +156,43 @@ func TestValidateProviderName(t *testing.T) {
 		t.Errorf("ProjectFile = %q", got)
 	}
 }
+
+// TestProjectEditRefusedThroughLinks: a project's .agentgate directory or
+// allow.list that is a symbolic link (which an agent or a repository can
+// plant) is not edited through, so a rule the person meant for the project
+// cannot land in the global list.
+func TestProjectEditRefusedThroughLinks(t *testing.T) {
+	for _, link := range []string{"directory", "file"} {
+		t.Run(link, func(t *testing.T) {
+			p := testPaths(t)
+			root := t.TempDir()
+			writeFile(t, p.GlobalFile(), "# global\n")
+			switch link {
+			case "directory":
+				if err := os.Symlink(filepath.Dir(p.GlobalFile()), filepath.Join(root, ".agentgate")); err != nil {
+					t.Fatal(err)
+				}
+			case "file":
+				if err := os.MkdirAll(filepath.Join(root, ".agentgate"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(p.GlobalFile(), ProjectFile(root)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := openStore(t, p)
+			if _, err := s.Add(ScopeProject, "", root, []string{"python3"}); err == nil {
+				t.Fatal("a project rule was written through a symbolic link")
+			}
+			if err := s.Remove(ScopeProject, "", root, []string{"python3"}); err == nil {
+				t.Fatal("a project rule was removed through a symbolic link")
+			}
+			if got, err := os.ReadFile(p.GlobalFile()); err != nil || string(got) != "# global\n" {
+				t.Fatalf("global list = %q, %v; want it unchanged", got, err)
+			}
+			if s.Decide([]string{"python3", "-c", "x"}, "", "").Allowed {
+				t.Fatal("the project rule became a global one")
+			}
+		})
+	}
+}

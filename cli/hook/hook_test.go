@@ -238,6 +238,10 @@ var shellConstructs = []string{
 	"! git status",
 	"git status # comment",
 	"f() { git status; }",
+	// CR is blank space to the parser, a character to bash: bash runs rm.
+	"git status \\\r\nrm -rf /tmp/x",
+	"git status\r\nrm -rf /tmp/x",
+	"git status 'a\x00'",
 	"if true; then git status; fi",
 	"for i in 1; do git status; done",
 	"while false; do git status; done",

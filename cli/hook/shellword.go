@@ -36,8 +36,19 @@ import (
 // depends on the shell and its options (interactive zsh without
 // interactive_comments passes it on as an argument).
 //
+// A line holding a control character other than tab and newline (NUL, CR,
+// ESC, DEL, …) is refused before parsing, quoted or not: the parser takes
+// CR for blank space where bash takes it for an ordinary character, so
+// "git status \<CR><LF>rm -rf x" would read as one command with the
+// arguments "rm -rf x" while bash runs two, and a NUL cuts the line short
+// for the shell. Such characters have no place in a command a person
+// allow-listed, and the card shows them escaped.
+//
 // A line that does not parse, or parses to no command, is refused.
 func LiteralArgv(line string) (argv []string, reason string) {
+	if i := strings.IndexFunc(line, isLineControl); i >= 0 {
+		return nil, fmt.Sprintf("the command line holds the control character %q at byte %d, which shells read in different ways", line[i:i+1], i)
+	}
 	parser := syntax.NewParser(syntax.KeepComments(true), syntax.Variant(syntax.LangBash))
 	file, err := parser.Parse(strings.NewReader(line), "")
 	if err != nil {
@@ -92,6 +103,12 @@ func LiteralArgv(line string) (argv []string, reason string) {
 		argv = append(argv, s)
 	}
 	return argv, ""
+}
+
+// isLineControl reports whether r is a control character LiteralArgv
+// refuses: any C0 control but tab and newline, and DEL.
+func isLineControl(r rune) bool {
+	return (r < 0x20 && r != '\t' && r != '\n') || r == 0x7f
 }
 
 // nodeKind names a shell command node for a person.

@@ -104,6 +104,14 @@ func TestLiteralArgvRefused(t *testing.T) {
 		{"blank", "  \n ", "no command"},
 		{"coproc", "coproc ls", "coproc"},
 		{"trailing backslash", "echo a\\", "lone backslash"},
+		// The parser reads CR as blank space, bash as a character: with the
+		// line continuation below, bash runs a second command.
+		{"escaped CR before newline", "git status \\\r\nrm -rf x", "control character"},
+		{"CR between words", "git\rstatus", "control character"},
+		{"CRLF", "git status\r\nrm -rf x", "control character"},
+		{"NUL in quotes", "git 'a\x00b'", "control character"},
+		{"escape in quotes", "echo '\x1b[2J'", "control character"},
+		{"DEL", "echo a\x7fb", "control character"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +136,7 @@ func TestLiteralArgvAgreesWithBash(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	alphabet := []string{"a", "Z", "0", "-", ".", "/", "=", ":", ",", "@", "%", "+", "_", " ", " ", "'", `"`, `\`,
-		"$", "*", "é", "{", "}", "~", "#", "!", "\\\n", "x y", "'q q'", `"d d"`, `\ `}
+		"$", "*", "é", "{", "}", "~", "#", "!", "\\\n", "x y", "'q q'", `"d d"`, `\ `, "\r", "\t", "\x7f"}
 	accepted := 0
 	for i := 0; i < 3000 && accepted < 200; i++ {
 		var b strings.Builder
