@@ -24,8 +24,12 @@ import (
 // and needs a second yes. A rule is written through prefs.Store.Add, which
 // for the project scope also records the person's confirmation (trust).
 type terminalApprover struct {
-	// lines delivers the person's answers, one line each; closed at EOF.
-	lines <-chan string
+	// lines delivers the person's answers, one line each, with the time it
+	// was read; closed at EOF.
+	lines <-chan typedLine
+	// in is the terminal, whose typed-ahead input is discarded before each
+	// question (flushTerminalInput).
+	in io.Reader
 	// out is where the prompt is written (the terminal).
 	out io.Writer
 	// store writes "always allow" rules.
@@ -34,24 +38,32 @@ type terminalApprover struct {
 	mu sync.Mutex
 }
 
+// typedLine is one line the person typed.
+type typedLine struct {
+	// text is the line without surrounding space.
+	text string
+	// at is when it was read.
+	at time.Time
+}
+
 // newTerminalApprover reads answers from in (a terminal) in a goroutine of
 // its own, so a question can end when its context does.
 func newTerminalApprover(in io.Reader, out io.Writer, store *prefs.Store) *terminalApprover {
-	lines := make(chan string)
+	lines := make(chan typedLine)
 	go func() {
 		defer close(lines)
 		r := bufio.NewReader(in)
 		for {
 			line, err := r.ReadString('\n')
 			if line != "" || err == nil {
-				lines <- strings.TrimSpace(line)
+				lines <- typedLine{text: strings.TrimSpace(line), at: time.Now()}
 			}
 			if err != nil {
 				return
 			}
 		}
 	}()
-	return &terminalApprover{lines: lines, out: out, store: store}
+	return &terminalApprover{lines: lines, in: in, out: out, store: store}
 }
 
 // Ask implements agentbridge.Approver.
@@ -153,15 +165,27 @@ func (a *terminalApprover) always(ctx context.Context, req *agentbridge.Approval
 
 // readLine waits for the person's next line, ctx's end, or EOF (an error:
 // nobody can answer).
+//
+// Only a line typed after the question was shown counts: input typed ahead
+// (by a person, or by a program writing into the terminal before the
+// prompt appeared) is discarded from the terminal's queue and skipped, so it
+// can never answer a question it did not see.
 func (a *terminalApprover) readLine(ctx context.Context) (string, error) {
-	select {
-	case line, ok := <-a.lines:
-		if !ok {
-			return "", fmt.Errorf("the terminal closed before an answer")
+	flushTerminalInput(a.in)
+	shown := time.Now()
+	for {
+		select {
+		case line, ok := <-a.lines:
+			if !ok {
+				return "", fmt.Errorf("the terminal closed before an answer")
+			}
+			if line.at.Before(shown) {
+				continue
+			}
+			return line.text, nil
+		case <-ctx.Done():
+			fmt.Fprintln(a.out)
+			return "", ctx.Err()
 		}
-		return line, nil
-	case <-ctx.Done():
-		fmt.Fprintln(a.out)
-		return "", ctx.Err()
 	}
 }
