@@ -256,8 +256,8 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	id := newRunID()
 	proposal := audit.Entry{Kind: audit.KindProposal, RunID: id, Argv: p.Argv, Cwd: p.Cwd, Reason: p.Reason}
 	// The proposal is audited together with what follows from it without
-	// side effects (a refusal, a rule's decision): one write, one fsync,
-	// and always before anything runs or anyone is asked.
+	// side effects (a refusal, a rule's decision) in one write, always
+	// before anything runs or anyone is asked; see below for its fsync.
 	auditFailed := func(err error) *wire.Error {
 		return wire.Refuse(wire.RefuseAuditFailed, "agentgate cannot write its audit log, so it runs nothing: "+err.Error()+"; the person must fix the log's disk or permissions")
 	}
@@ -277,10 +277,24 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 		if d := b.cfg.Rules.Decide(cmd.Argv, s.Provider, s.ProjectRoot); d.Allowed && d.Rule != nil {
 			t.rule = ruleRef(d.Rule)
 			decision := bound(audit.Entry{Kind: audit.KindDecision, RunID: id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, t)
-			if err := b.record(s, proposal, decision); err != nil {
+			// Written before the start (a crash of agentgate loses nothing),
+			// fsynced while the run starts, and durable before the agent
+			// hears back. If the fsync fails the run is ended at once and
+			// the agent is told why.
+			syncAudit, err := b.cfg.Audit.AppendThenSync(withProvenance(s, []audit.Entry{proposal, decision})...)
+			if err != nil {
+				b.logErr(err)
 				return wire.ProposeResult{}, auditFailed(err)
 			}
-			if werr := b.admit(t, settings); werr != nil {
+			synced := make(chan error, 1)
+			go func() { synced <- syncAudit() }()
+			werr := b.admit(t, settings)
+			if err := <-synced; err != nil {
+				b.logErr(err)
+				b.cancelTicket(t, wire.StateDenied, auditFailed(err), audit.DecisionDenied, "the audit log could not be made durable")
+				return wire.ProposeResult{}, auditFailed(err)
+			}
+			if werr != nil {
 				return wire.ProposeResult{}, werr
 			}
 			return s.proposeResult(t, false), nil

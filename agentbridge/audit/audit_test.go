@@ -465,3 +465,34 @@ func TestAppendSoonWritesAtOnceAndSyncsLater(t *testing.T) {
 		t.Fatalf("entries %v, want 1,2,3,4 in order", ids)
 	}
 }
+
+// TestAppendThenSync: the lines are in the file when AppendThenSync returns
+// (before their fsync), and the returned function makes them durable.
+func TestAppendThenSync(t *testing.T) {
+	l, path := openTest(t, Options{Host: "app"})
+	sync, err := l.AppendThenSync(Entry{Kind: KindProposal, RunID: "1"}, Entry{Kind: KindDecision, RunID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, path, OldestFirst); len(got) != 2 || got[0].Kind != KindProposal || got[1].Kind != KindDecision {
+		t.Fatalf("after AppendThenSync the file holds %+v, want the proposal and its decision", got)
+	}
+	l.mu.Lock()
+	pending := l.unsynced
+	l.mu.Unlock()
+	if !pending {
+		t.Fatal("the lines are not marked as waiting for their fsync")
+	}
+	if err := sync(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	pending = l.unsynced
+	l.mu.Unlock()
+	if pending {
+		t.Fatal("sync() did not fsync the lines")
+	}
+	if err := sync(); err != nil {
+		t.Fatalf("a second sync() with nothing pending: %v", err)
+	}
+}

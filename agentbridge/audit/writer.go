@@ -130,6 +130,27 @@ func (l *Log) AppendSoon(entries ...Entry) error {
 	return l.append(entries, false)
 }
 
+// AppendThenSync writes entries at once, like AppendSoon (so a crash of
+// this process loses nothing from here on), and returns the function that
+// makes them durable: it fsyncs unless another Append, a rotation or Close
+// did already, and reports that fsync's error. The caller runs it while it
+// does other work — the broker, while it starts a run a rule allowed — and
+// waits for it before it reports back. If the caller never runs it, the
+// lines are fsynced within SyncDelay, as for AppendSoon.
+func (l *Log) AppendThenSync(entries ...Entry) (sync func() error, err error) {
+	if err := l.append(entries, false); err != nil {
+		return nil, err
+	}
+	return l.syncNow, nil
+}
+
+// syncNow fsyncs what AppendSoon or AppendThenSync wrote, if anything waits.
+func (l *Log) syncNow() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.syncPendingLocked()
+}
+
 // append writes entries as Append documents; sync says whether to fsync
 // before returning, else the fsync is scheduled (AppendSoon).
 func (l *Log) append(entries []Entry, sync bool) error {
