@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	osexec "os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,11 +68,35 @@ func rssMiB() (rss, peak float64) {
 
 // TestProcesses10kRecords loads 10,000 run records into the Processes
 // window (test driver), filters and scrolls it, and checks the resident
-// memory stays within the 250 MiB budget (SPEC §9).
+// memory stays within the 250 MiB budget (SPEC §9). The work runs in a
+// child process (this test binary again, running only
+// processes10kWorkload), so the peak it measures is that workload's own,
+// not whatever earlier tests of this binary left behind.
 func TestProcesses10kRecords(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 10,000 records")
 	}
+	if os.Getenv(processes10kEnv) == "1" {
+		processes10kWorkload(t)
+		return
+	}
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestProcesses10kRecords$", "-test.v")
+	cmd.Env = append(os.Environ(), processes10kEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	m := regexp.MustCompile(`10,000 records: RSS ([0-9.]+) MiB, peak ([0-9.]+) MiB`).FindSubmatch(out)
+	require.NotNil(t, m, "the child did not report its memory:\n%s", out)
+	peak, err := strconv.ParseFloat(string(m[2]), 64)
+	require.NoError(t, err)
+	t.Logf("10,000 records: RSS %s MiB, peak %s MiB (child process)", m[1], m[2])
+	require.LessOrEqual(t, peak, 250.0, "the Processes window with 10,000 runs must stay within 250 MiB")
+}
+
+// processes10kEnv marks the child process of TestProcesses10kRecords.
+const processes10kEnv = "AGENTGATE_TEST_PROCESSES_10K"
+
+// processes10kWorkload is the measured part of TestProcesses10kRecords.
+func processes10kWorkload(t *testing.T) {
 	dir := manyRecords(t, 10000)
 	test.NewTempApp(t)
 	m := &ProcessesModel{StateDir: dir}
@@ -88,10 +114,8 @@ func TestProcesses10kRecords(t *testing.T) {
 	m.Update([]string{"run-000001", "run-009999"})
 	v.refresh()
 	rss, peak := rssMiB()
+	require.Positive(t, peak, "no VmHWM in /proc/self/status")
 	t.Logf("10,000 records: RSS %.1f MiB, peak %.1f MiB", rss, peak)
-	if peak > 0 {
-		require.LessOrEqual(t, peak, 250.0, "the Processes window with 10,000 runs must stay within 250 MiB")
-	}
 }
 
 // BenchmarkProcesses10k measures loading 10,000 records into the
