@@ -274,14 +274,7 @@ func (l *Log) rotateIfNeeded(n int64) error {
 	if err := os.Rename(l.path, rotated(l.path, 1)); err != nil {
 		return fmt.Errorf("rotate the audit log: %w", err)
 	}
-	f, err := openAppend(l.path)
-	if err != nil {
-		return err
-	}
-	serr := l.syncPendingLocked()
-	l.f.Close()
-	l.f = f
-	return serr
+	return l.reopenLocked()
 }
 
 // reopenIfRotated reopens the active path when l.f is no longer the file at
@@ -296,6 +289,12 @@ func (l *Log) reopenIfRotated() error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("stat the audit log: %w", err)
 	}
+	return l.reopenLocked()
+}
+
+// reopenLocked opens the active path again and switches to it, after
+// fsyncing what waits on the old file. Called with l.mu held.
+func (l *Log) reopenLocked() error {
 	f, err := openAppend(l.path)
 	if err != nil {
 		return err
