@@ -64,6 +64,9 @@ type cardView struct {
 	useExact, confirm *widget.Button
 	// bodyScroll scrolls everything between the header and the buttons.
 	bodyScroll *container.Scroll
+	// header, body and footer are the card's three parts, measured to fit
+	// the window's height to the content (fitHeight).
+	header, body, footer fyne.CanvasObject
 	// resize asks the window for a size (nil: no window).
 	resize func(fyne.Size)
 	// root is the whole card.
@@ -156,6 +159,7 @@ func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
 	buttons := container.NewGridWithColumns(3, v.deny, v.allow, v.approve)
 	footer := container.NewVBox(v.status, v.message, buttons)
 	v.bodyScroll = container.NewVScroll(body)
+	v.header, v.body, v.footer = header, body, footer
 	v.root = container.NewBorder(header, footer, nil, nil, v.bodyScroll)
 	v.setArmed(false)
 	return v
@@ -230,11 +234,34 @@ func (v *cardView) refresh() bool {
 	v.status.Hide()
 	v.choices = AllowChoices(req)
 	v.closeAllowPanel()
+	v.fitHeight()
 	v.bodyScroll.ScrollToTop()
 	v.fillAllowPanel()
 	v.setArmed(false)
 	v.scheduleArm()
 	return true
+}
+
+// fitHeight sizes the window to the card's content (no empty band above
+// the buttons for a short command), between CardMinHeight and
+// CardSize.Height; beyond that the body scrolls.
+func (v *cardView) fitHeight() {
+	if v.resize == nil {
+		return
+	}
+	pad := theme.Padding()
+	v.resize(fyne.NewSize(CardSize.Width, CardHeight(v.header.MinSize().Height, v.body.MinSize().Height, v.footer.MinSize().Height, pad)))
+}
+
+// CardMinHeight is the shortest the card gets.
+const CardMinHeight = 360
+
+// CardHeight is the window height that shows a card's header, body and
+// footer (their minimum heights) with the border layout's padding between
+// and around them, clamped to [CardMinHeight, CardSize.Height].
+func CardHeight(header, body, footer, pad float32) float32 {
+	h := header + body + footer + 4*pad
+	return min(max(h, CardMinHeight), CardSize.Height)
 }
 
 // tick updates the countdown.
@@ -426,8 +453,8 @@ func (v *cardView) closeAllowPanel() {
 	wasOpen := v.allowPanel.Visible()
 	v.allowPanel.Hide()
 	v.allow.SetText("Always allow ▾")
-	if wasOpen && v.resize != nil {
-		v.resize(CardSize)
+	if wasOpen {
+		v.fitHeight()
 	}
 }
 
