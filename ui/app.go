@@ -61,10 +61,11 @@ func run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	paths := prefs.DefaultPaths()
-	settings, settingsErr := prefs.LoadSettings(paths)
-	if settingsErr != nil {
-		settings = prefs.DefaultSettings()
-	}
+	// The broker reads the settings for every proposal (an edit of
+	// settings.json applies to the next one); what the executor and the
+	// audit log take at start-up applies at the next start.
+	settingsSrc, settingsErr := prefs.NewSettingsSource(paths)
+	settings := settingsSrc.Get()
 	sock, err := wire.SocketPath()
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func run() error {
 	defer log.Close()
 	broker, err := agentbridge.NewBroker(agentbridge.Config{
 		Executor: executor, Rules: store, Audit: log,
-		Settings: func() prefs.Settings { return settings },
+		Settings: settingsSrc.Get,
 		PathEnv:  exec.PathFromEnv(env), StateDir: paths.StateDir,
 	})
 	if err != nil {
