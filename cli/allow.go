@@ -202,13 +202,19 @@ func allowTrust(e env, in *bufio.Reader, store *prefs.Store, root string) int {
 		}
 		fmt.Fprintf(e.stdout, "  %4d  %s%s\n", r.Line, prefs.FormatList(r.Tokens), launcher)
 	}
-	fmt.Fprintf(e.stdout, "Make the whole file, as it is now, active? [y/N]: ")
+	fmt.Fprintf(e.stdout, "Make these %d rules active? [y/N]: ", len(changed))
 	answer, _ := in.ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 		fmt.Fprintln(e.stdout, "Nothing changed.")
 		return exitFailed
 	}
-	if err := store.Trust(root); err != nil {
+	// Exactly the rules shown are confirmed: a line the file gained while
+	// the person was reading stays inactive.
+	shown := make([][]string, len(changed))
+	for i, r := range changed {
+		shown[i] = r.Tokens
+	}
+	if err := store.TrustRules(root, shown); err != nil {
 		fmt.Fprintf(e.stderr, "agentgate allow trust: %v\n", err)
 		return exitDeclined
 	}

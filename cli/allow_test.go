@@ -82,3 +82,43 @@ func TestLogShowsEntries(t *testing.T) {
 		t.Errorf("log --json -n 1: %d %q", code, out.String())
 	}
 }
+
+// TestAllowTrustAtATerminal: project rules written outside agentgate stay
+// inactive until a person confirms them at a terminal; a "no" changes
+// nothing, a "yes" activates exactly the rules shown.
+func TestAllowTrustAtATerminal(t *testing.T) {
+	s := newCLISandbox(t, "")
+	if err := os.MkdirAll(s.project+"/.agentgate", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.project+"/.agentgate/allow.list", []byte("make test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func() int {
+		var out, errOut bytes.Buffer
+		return dispatch([]string{"allow", "check", "--", "make", "test"}, s.env(&out, &errOut))
+	}
+	if code := check(); code != 1 {
+		t.Fatalf("an unconfirmed project rule allowed the command (exit %d)", code)
+	}
+	trust := func(answer string) (int, string) {
+		var out, errOut bytes.Buffer
+		e := s.env(&out, &errOut)
+		e.stdin = strings.NewReader(answer)
+		e.stdinIsTerminal = func() bool { return true }
+		code := dispatch([]string{"allow", "trust"}, e)
+		return code, out.String() + errOut.String()
+	}
+	if code, out := trust("n\n"); code != 1 || !strings.Contains(out, "make test") || !strings.Contains(out, "Nothing changed") {
+		t.Fatalf("trust, answered no: exit %d: %s", code, out)
+	}
+	if code := check(); code != 1 {
+		t.Fatalf("after a no, the rule allowed the command (exit %d)", code)
+	}
+	if code, out := trust("y\n"); code != 0 || !strings.Contains(out, "Confirmed") {
+		t.Fatalf("trust, answered yes: exit %d: %s", code, out)
+	}
+	if code := check(); code != 0 {
+		t.Fatalf("after a yes, the rule does not allow the command (exit %d)", code)
+	}
+}
