@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	osexec "os/exec"
@@ -16,101 +15,6 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 )
-
-// processCost runs cmd once and returns its CPU (user+system) and wall time.
-func processCost(b *testing.B, cmd *osexec.Cmd) (cpu, wall time.Duration) {
-	b.Helper()
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("%v: %v", cmd.Args, err)
-	}
-	wall = time.Since(start)
-	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), wall
-}
-
-// buildHello builds a hello-world Go binary: the baseline of the hook
-// benchmarks.
-func buildHello(b *testing.B) string {
-	b.Helper()
-	dir := b.TempDir()
-	src := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(src, []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	out := filepath.Join(dir, "hello")
-	cmd := osexec.Command("go", "build", "-o", out, src)
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GO111MODULE=off")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building hello: %v: %s", err, msg)
-	}
-	return out
-}
-
-// buildAgentgate builds the real agentgate binary (linking the Fyne UI) from
-// the module root; it skips the benchmark when that build fails (no cgo
-// toolchain or GL headers).
-func buildAgentgate(b *testing.B) string {
-	b.Helper()
-	out := filepath.Join(b.TempDir(), "agentgate")
-	cmd := osexec.Command("go", "build", "-tags", "migrated_fynedo", "-o", out, ".")
-	cmd.Dir = ".."
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Skipf("cannot build the agentgate binary here (%v): %s", err, msg)
-	}
-	return out
-}
-
-// benchHookProcess measures `<bin> hook claude-code` on an allowed payload,
-// whole process, next to the hello-world baseline measured in the same run,
-// and reports CPU and wall time per call and their ratios.
-func benchHookProcess(b *testing.B, bin string, extraEnv ...string) {
-	hello := buildHello(b)
-	s := newCLISandboxB(b, "git status\n")
-	payload, err := os.ReadFile(filepath.Join("..", "testdata", "hooks", "claude-code-pretooluse-bash.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	payload = bytes.ReplaceAll(payload, []byte("/home/ada/src/app"), []byte(s.project))
-	env := append(append([]string{}, s.environ...), extraEnv...)
-	var helloCPU, helloWall, hookCPU, hookWall time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c, w := processCost(b, osexec.Command(hello))
-		helloCPU, helloWall = helloCPU+c, helloWall+w
-		cmd := osexec.Command(bin, "hook", "claude-code")
-		cmd.Env = env
-		cmd.Stdin = bytes.NewReader(payload)
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		c, w = processCost(b, cmd)
-		hookCPU, hookWall = hookCPU+c, hookWall+w
-		if !bytes.Contains(out.Bytes(), []byte(`"permissionDecision":"allow"`)) {
-			b.Fatalf("hook did not allow: %s", out.String())
-		}
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(hookCPU.Microseconds())/n/1000, "hook-cpu-ms/op")
-	b.ReportMetric(float64(hookWall.Microseconds())/n/1000, "hook-wall-ms/op")
-	b.ReportMetric(float64(helloCPU.Microseconds())/n/1000, "hello-cpu-ms/op")
-	b.ReportMetric(float64(helloWall.Microseconds())/n/1000, "hello-wall-ms/op")
-	b.ReportMetric(float64(hookCPU)/float64(helloCPU), "cpu-ratio")
-	b.ReportMetric(float64(hookWall)/float64(helloWall), "wall-ratio")
-}
-
-// BenchmarkHookProcessLean: the hook path without Fyne linked (the test
-// binary acting as agentgate links cli and its dependencies only).
-func BenchmarkHookProcessLean(b *testing.B) {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchHookProcess(b, exe)
-}
-
-// BenchmarkHookProcessAgentgate: the real agentgate binary, Fyne linked.
-func BenchmarkHookProcessAgentgate(b *testing.B) {
-	benchHookProcess(b, buildAgentgate(b))
-}
 
 // newCLISandboxB is newCLISandbox for benchmarks.
 func newCLISandboxB(b *testing.B, rules string) *cliSandbox {

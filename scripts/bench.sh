@@ -19,7 +19,7 @@ bench ./unixpg     'StartWaitVsRaw|TerminateToGone'  20x
 bench ./prefs      'Decide'                          1s
 bench ./agentbridge 'BridgeTrue|BridgeConcurrent50'  200x
 bench ./cli/hook   'HookExecutable'                  100x
-bench ./cli        'HookProcess|MCPRunCommand'       1x
+bench ./cli        'MCPRunCommand'                   1x
 bench ./ui         'Processes10k|ListRecords10k'     3x
 
 # Each figure: label | how | first | second | target
@@ -39,7 +39,7 @@ rule decision with 100k rules, ns|abs|Decide/rules=100000||<= 5000
 bridge propose->exit of allow-listed true vs raw os/exec|m|BridgeTrue|x-raw|<= 2.5
 500 proposals/50 clients: p99 / p50|m|BridgeConcurrent50|p99/p50|<= 5
 hook claude-code (agentgate-hook) CPU vs hello-world Go binary|m|HookExecutable/static|cpu-ratio|<= 2
-hook claude-code (agentgate hook, Fyne binary) CPU vs hello-world, informational|m|HookProcessAgentgate|cpu-ratio|<= 2
+hook claude-code (agentgate hook, Fyne binary) CPU vs hello-world, informational|m|HookExecutable/fyne|cpu-ratio|<= 2
 mcp run_command p50 vs mcp-server-commands 0.5.0|m|MCPRunCommand|p50-ratio|<= 1.0
 mcp server start-up, ms|m|MCPRunCommand|agentgate-startup-ms|<= 50
 Processes window with 10,000 runs: peak RSS, MiB|m|Processes10k|peak-RSS-MiB|<= 250

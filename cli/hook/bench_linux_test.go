@@ -45,6 +45,20 @@ func buildHookExecutable(tb testing.TB, cgo bool) string {
 	return out
 }
 
+// buildAgentgate builds the main agentgate binary (linking the Fyne UI)
+// into a temp dir; it skips tb when that build fails (no cgo toolchain or
+// GL headers).
+func buildAgentgate(tb testing.TB) string {
+	tb.Helper()
+	out := filepath.Join(tb.TempDir(), "agentgate")
+	cmd := osexec.Command("go", "build", "-tags", "migrated_fynedo", "-o", out, ".")
+	cmd.Dir = "../.."
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		tb.Skipf("cannot build the agentgate binary here (%v): %s", err, msg)
+	}
+	return out
+}
+
 // buildHello builds a hello-world Go program: the baseline of the hook
 // benchmark.
 func buildHello(tb testing.TB) string {
@@ -173,16 +187,22 @@ func envPaths(environ []string) (p prefs.Paths) {
 // CPU (user+system, from the process state) and wall time per run and their
 // ratios (SPEC §9 target: CPU ratio ≤ 2). "static" is the executable as the
 // Makefile builds it (CGO_ENABLED=0); "cgo" shows what dynamic linking
-// (the cgo DNS resolver pulls in libc) would add. Run it with a fixed count,
-// e.g. -benchtime=50x.
+// (the cgo DNS resolver pulls in libc) would add; "fyne" is `agentgate hook`
+// in the main binary, which links the desktop UI — why the lean executable
+// exists (ARCHITECTURE.md). Run it with a fixed count, e.g. -benchtime=50x.
 func BenchmarkHookExecutable(b *testing.B) {
 	hello := buildHello(b)
 	for _, variant := range []struct {
-		name string
-		cgo  bool
-	}{{"static", false}, {"cgo", true}} {
+		name  string
+		build func(testing.TB) string
+		args  []string
+	}{
+		{"static", func(tb testing.TB) string { return buildHookExecutable(tb, false) }, []string{ClaudeCode}},
+		{"cgo", func(tb testing.TB) string { return buildHookExecutable(tb, true) }, []string{ClaudeCode}},
+		{"fyne", buildAgentgate, []string{"hook", ClaudeCode}},
+	} {
 		b.Run(variant.name, func(b *testing.B) {
-			bin := buildHookExecutable(b, variant.cgo)
+			bin := variant.build(b)
 			s := newHookSandbox(b)
 			payload := s.payload(b, "claude-code-pretooluse-bash.json")
 			var helloCPU, helloWall, hookCPU, hookWall time.Duration
@@ -190,7 +210,7 @@ func BenchmarkHookExecutable(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				_, cpu, wall := runProcess(b, hello, nil, nil, s.environ)
 				helloCPU, helloWall = helloCPU+cpu, helloWall+wall
-				out, cpu, wall := runProcess(b, bin, []string{ClaudeCode}, payload, s.environ)
+				out, cpu, wall := runProcess(b, bin, variant.args, payload, s.environ)
 				hookCPU, hookWall = hookCPU+cpu, hookWall+wall
 				if !strings.Contains(out, `"permissionDecision":"allow"`) {
 					b.Fatalf("the hook did not allow: %s", out)
