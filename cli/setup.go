@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -331,57 +332,17 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// parseTOMLString reads a TOML basic or literal string at the start of v
-// (a trailing comment is ignored). It understands the escapes tomlString
-// writes plus \n \t \r \b \f and \uXXXX.
+// parseTOMLString reads v, the value of a TOML key/value line (a trailing
+// comment allowed), as a string with the TOML decoder; ok is false when it
+// is not one string.
 func parseTOMLString(v string) (string, bool) {
-	if strings.HasPrefix(v, "'") {
-		end := strings.IndexByte(v[1:], '\'')
-		if end < 0 {
-			return "", false
-		}
-		return v[1 : 1+end], true
+	var doc struct {
+		V string `toml:"v"`
 	}
-	if !strings.HasPrefix(v, `"`) {
+	if _, err := toml.Decode("v = "+v, &doc); err != nil {
 		return "", false
 	}
-	var b strings.Builder
-	for i := 1; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c == '"':
-			return b.String(), true
-		case c == '\\' && i+1 < len(v):
-			i++
-			switch v[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'r':
-				b.WriteByte('\r')
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'u':
-				var r rune
-				if i+4 >= len(v) {
-					return "", false
-				}
-				if _, err := fmt.Sscanf(v[i+1:i+5], "%04X", &r); err != nil {
-					return "", false
-				}
-				b.WriteRune(r)
-				i += 4
-			default:
-				b.WriteByte(v[i])
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", false
+	return doc.V, true
 }
 
 // applySetup shows the diff, asks, backs up and writes.
