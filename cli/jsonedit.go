@@ -92,35 +92,27 @@ func jsonInsert(doc []byte, path []string, value any, appendArray bool) ([]byte,
 	lineIndent := indentOfLine(doc, start)
 	unit := indentUnit(doc)
 
-	var text string
+	// A multi-line container gets the member on a line of its own, indented
+	// one unit deeper than the container's line; a one-line one inline.
+	prefix, indent, sep := "", "", " "
 	if multiline {
-		encoded, err := marshalIndented(member, lineIndent+unit, unit)
-		if err != nil {
-			return nil, err
-		}
-		if !wantArray {
-			key, _ := marshalIndented(path[depth], "", "")
-			encoded = key + ": " + encoded
-		}
-		if empty {
-			text = "\n" + lineIndent + unit + encoded + "\n" + lineIndent
-			return splice(doc, start+1, end, text), nil
-		}
-		text = ",\n" + lineIndent + unit + encoded
-	} else {
-		encoded, err := marshalIndented(member, "", "")
-		if err != nil {
-			return nil, err
-		}
-		if !wantArray {
-			key, _ := marshalIndented(path[depth], "", "")
-			encoded = key + ": " + encoded
-		}
-		if empty {
-			return splice(doc, start+1, end, encoded), nil
-		}
-		text = ", " + encoded
+		prefix, indent, sep = lineIndent+unit, unit, "\n"+lineIndent+unit
 	}
+	encoded, err := marshalIndented(member, prefix, indent)
+	if err != nil {
+		return nil, err
+	}
+	if !wantArray {
+		key, _ := marshalIndented(path[depth], "", "")
+		encoded = key + ": " + encoded
+	}
+	if empty {
+		if multiline {
+			return splice(doc, start+1, end, "\n"+lineIndent+unit+encoded+"\n"+lineIndent), nil
+		}
+		return splice(doc, start+1, end, encoded), nil
+	}
+	text := "," + sep + encoded
 	// Insert after the last non-blank byte before the closing bracket.
 	at := end
 	for at > start+1 && isJSONSpace(doc[at-1]) {

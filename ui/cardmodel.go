@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -399,13 +398,7 @@ func (c AllowChoice) Rule(req *agentbridge.ApprovalRequest) prefs.Rule {
 // ScopeLabel names the scope for a person: "Global", "Provider «claude»",
 // "Project «myrepo»".
 func (c AllowChoice) ScopeLabel() string {
-	switch c.Scope {
-	case prefs.ScopeProvider:
-		return "Provider «" + c.Provider + "»"
-	case prefs.ScopeProject:
-		return "Project «" + filepath.Base(c.Project) + "»"
-	}
-	return "Global"
+	return ScopeRef{Scope: c.Scope, Provider: c.Provider, Project: c.Project}.Name()
 }
 
 // Label names the choice: "program git into Global", "exact command git
