@@ -115,20 +115,21 @@ func askBridge(ctx context.Context, e Env, q hookQuestion) (bool, string, error)
 		if !client.IsRemote(err) {
 			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
 		}
-		return false, "", err
+		return false, "", fmt.Errorf("the agentgate app refused the hook's session: %v", err)
 	}
 	res, err := c.HookAsk(ctx, wire.HookAskParams{CommandLine: q.CommandLine, Cwd: q.Cwd, Reason: q.Reason, AgentTool: q.AgentTool})
 	if err != nil {
-		if client.Code(err) == wire.RefuseDenied {
-			var remote *client.Error
-			if errors.As(err, &remote) {
-				return false, remote.Message, nil
-			}
-		}
-		if client.Code(err) == wire.RefuseNoApprover || !client.IsRemote(err) {
+		var remote *client.Error
+		switch {
+		case !client.IsRemote(err):
 			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, err)
+		case client.Code(err) == wire.RefuseDenied && errors.As(err, &remote):
+			return false, remote.Message, nil
+		case client.Code(err) == wire.RefuseStopped && errors.As(err, &remote):
+			// The person chose "Stop everything": their refusal.
+			return false, remote.Message, nil
 		}
-		return false, "", err
+		return false, "", fmt.Errorf("the agentgate app could not get a person's answer: %v", err)
 	}
 	return res.Decision == "allow", res.Message, nil
 }

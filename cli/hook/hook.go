@@ -13,6 +13,7 @@
 package hook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -51,27 +53,39 @@ const AskBudget = 540 * time.Second
 // a few KiB.
 const hookMaxPayload = 4 << 20
 
-// verdict is what the hook tells the agent.
+// verdict is what the hook decided; formatHookAnswer turns it into the
+// agent's own words.
 type verdict int
 
 const (
-	// verdictNone: no opinion; the agent does what it would do without the hook.
+	// verdictNone: no opinion; the agent does what it would do without the
+	// hook (tools other than the shell).
 	verdictNone verdict = iota
-	// verdictAllow: run it without the agent's own prompt.
+	// verdictAllow: a rule or a person allowed it.
 	verdictAllow
-	// verdictDeny: do not run it; the reason goes to the model.
+	// verdictDeny: a person refused it.
 	verdictDeny
-	// verdictAsk: hand the decision to the agent's own prompt, with the reason
-	// shown to the person.
-	verdictAsk
+	// verdictUnanswered: no person's answer could be had (the app is not
+	// running, has no approver, cannot show the card, nobody answered in
+	// time, or the input could not be read). Never allow: Gemini CLI and
+	// Codex get a denial; Claude Code gets "ask" (its own prompt, a denial in
+	// -p mode) where a tested version shows it.
+	verdictUnanswered
 )
 
-// hookAnswer is the hook's verdict with the reason the agent passes on.
+// hookAnswer is the hook's verdict with what the agent passes on.
 type hookAnswer struct {
 	// Verdict is the decision.
 	Verdict verdict
-	// Reason says why, in a sentence for the person or the model.
+	// Reason says why, in a sentence for the person or the model (allow and
+	// deny).
 	Reason string
+	// Problem says, for verdictUnanswered, why no person could answer
+	// (e.g. "the agentgate desktop app is not reachable (…)").
+	Problem string
+	// Why says, for verdictUnanswered, why no rule allowed the command
+	// ("" when the input could not be read).
+	Why string
 }
 
 // hookRequest is what the hook took from an agent's payload, in one shape
@@ -90,6 +104,9 @@ type hookRequest struct {
 	Classifiable bool
 	// CommandLine is the shell text the agent will run.
 	CommandLine string
+	// ToolInput is the shell tool's tool_input exactly as the agent sent it
+	// (JSON text): Codex's allow echoes it as updatedInput.
+	ToolInput string
 	// Cwd is the agent's working directory (absolute).
 	Cwd string
 	// Dir is where the command runs when the tool names a directory of its
@@ -113,8 +130,9 @@ type hookQuestion struct {
 	CommandLine, Cwd, Reason, AgentTool string
 }
 
-// errAppUnreachable marks an asker error meaning no person could be asked:
-// the app is not running or its socket cannot be reached.
+// errAppUnreachable marks an asker error meaning the app is not running or
+// its socket cannot be reached. Every asker error means the same to the
+// hook (no person's answer could be had); this one names the common case.
 var errAppUnreachable = errors.New("the agentgate desktop app is not reachable")
 
 // hookDeps are the hook's connections to the world, replaced in tests.
@@ -126,8 +144,9 @@ type hookDeps struct {
 	// decision by rule must not become an allow-by-default, and a missing
 	// log must not block the agent forever).
 	audit func(...audit.Entry) error
-	// ask asks the person through the desktop app; an error wrapping
-	// errAppUnreachable means nobody could be asked.
+	// ask asks the person through the desktop app; an error means no
+	// person's answer could be had (errAppUnreachable: the app is not
+	// running), and its text says why, for the person or the model.
 	ask func(ctx context.Context, q hookQuestion) (approved bool, message string, err error)
 	// projectRoot maps the agent's cwd to a project root.
 	projectRoot func(dir string) (string, error)
@@ -197,6 +216,7 @@ func parseHookPayload(agent string, data []byte) (hookRequest, error) {
 		return hookRequest{}, noCommand
 	}
 	req.CommandLine = in["command"].Str
+	req.ToolInput = input.Raw
 	var dirPath string
 	if req.Description, err = stringField(in, "tool_input.", "description"); err == nil {
 		dirPath, err = stringField(in, "tool_input.", "dir_path")
@@ -259,11 +279,16 @@ func stringField(fields map[string]gjson.Result, prefix, name string) (string, e
 //  2. one simple command of literal words (LiteralArgv) allowed by a rule
 //     (global, the agent's provider list, or the project's confirmed rules):
 //     allow, with the rule's provenance, written to the audit log;
-//  3. anything else — not allowed by a rule, or shell syntax that is never
+//  3. Codex's PermissionRequest event (Codex is about to show its own
+//     prompt, after the PreToolUse hook already decided) not allowed by a
+//     rule: no decision, so Codex's own prompt asks the person — asking on
+//     the card again would ask twice;
+//  4. anything else — not allowed by a rule, or shell syntax that is never
 //     matched — goes to the desktop card, flagged as running through the
 //     agent's shell; the person's answer becomes allow or deny;
-//  4. the app cannot be reached, or nobody answers within AskBudget:
-//     ask (the agent's own prompt decides), never allow.
+//  5. no person's answer can be had (the app cannot be reached, has no
+//     approver or cannot show the card, the question ended unanswered, or
+//     nobody answered within AskBudget): unanswered, never allow.
 func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.Writer) hookAnswer {
 	if !req.ShellTool {
 		return hookAnswer{Verdict: verdictNone}
@@ -293,6 +318,9 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 		}
 		why = "no allow-list rule matches " + display.Command(argv)
 	}
+	if req.Agent == Codex && req.Event == "PermissionRequest" {
+		return hookAnswer{Verdict: verdictNone}
+	}
 	askCtx, cancel := context.WithTimeout(ctx, AskBudget)
 	defer cancel()
 	approved, message, err := deps.ask(askCtx, hookQuestion{
@@ -305,16 +333,16 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 		AgentTool:   req.Tool,
 	})
 	if err != nil {
+		problem := err.Error()
+		if askCtx.Err() != nil && ctx.Err() == nil {
+			problem = fmt.Sprintf("nobody answered agentgate's approval card within %v", AskBudget)
+		}
 		entry := hookAuditEntry(req, root, argv)
 		entry.Kind = audit.KindRefusal
-		entry.Code = "handed_back"
-		entry.Message = "handed back to the agent's own prompt: " + err.Error()
+		entry.Code = "unanswered"
+		entry.Message = "no person's answer: " + problem
 		logAudit(deps, stderr, entry)
-		if errors.Is(err, errAppUnreachable) {
-			return hookAnswer{Verdict: verdictAsk, Reason: "agentgate could not ask on the desktop (" + err.Error() +
-				"); decide here. Start the app with `agentgate` to get agentgate's approval card. Why it was not allowed automatically: " + why}
-		}
-		return hookAnswer{Verdict: verdictAsk, Reason: "agentgate got no answer on the desktop (" + err.Error() + "); decide here."}
+		return hookAnswer{Verdict: verdictUnanswered, Problem: problem, Why: why}
 	}
 	if approved {
 		reason := "agentgate: approved by the person on the desktop card"
@@ -328,6 +356,36 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 		reason += ". Their message: " + message
 	}
 	return hookAnswer{Verdict: verdictDeny, Reason: reason}
+}
+
+// unansweredDenial is the reason given to the model when no person's
+// answer could be had: what happened, why no rule allowed the command, and
+// what to do — not retry or work around it, but have a person approve it
+// in agentgate or add a rule.
+func unansweredDenial(a hookAnswer) string {
+	var b strings.Builder
+	b.WriteString("agentgate blocked this command: ")
+	b.WriteString(a.Problem)
+	b.WriteString(", so no person could approve it.")
+	if a.Why != "" {
+		b.WriteString(" Why it was not allowed automatically: ")
+		b.WriteString(a.Why)
+		b.WriteString(".")
+	}
+	b.WriteString(" Do not retry it and do not work around it (another form, another tool, a script). " +
+		"Tell the person: they must approve it in agentgate (start the app with `agentgate`) " +
+		"or add an allow-list rule (`agentgate allow add`).")
+	return b.String()
+}
+
+// unansweredAsk is the reason shown with Claude Code's own prompt when no
+// person's answer could be had through agentgate.
+func unansweredAsk(a hookAnswer) string {
+	reason := "agentgate could not ask on the desktop: " + a.Problem + "; decide here. Start the app with `agentgate` to get agentgate's approval card."
+	if a.Why != "" {
+		reason += " Why it was not allowed automatically: " + a.Why
+	}
+	return reason
 }
 
 // hookAuditEntry is the common part of the hook's audit entries.
@@ -373,58 +431,78 @@ func DescribeRule(r *prefs.Rule) string {
 	return fmt.Sprintf("rule «%s» (%s, %s:%d)", prefs.FormatList(r.Tokens), scope, r.File, r.Line)
 }
 
-// formatHookAnswer returns exactly what the hook prints on stdout for agent
-// and event; an empty result means print nothing.
+// formatHookAnswer returns exactly what the hook prints on stdout for
+// req's agent and event (req.Event "" when the input could not be read); an
+// empty result means print nothing. An unanswered verdict is Claude Code's
+// "ask" only when claudeAsk is true (a tested version, whose "ask" shows its
+// own prompt or denies in -p mode); everywhere else it is a denial whose
+// reason tells the model what to do.
 //
-//   - Claude Code and Codex, PreToolUse: hookSpecificOutput with
-//     hookEventName, permissionDecision (allow, deny or ask) and
-//     permissionDecisionReason — nothing else, since Codex treats an unknown
-//     field as a failed hook. No decision: empty output.
+//   - Claude Code, PreToolUse: hookSpecificOutput with hookEventName,
+//     permissionDecision (allow, deny or ask) and permissionDecisionReason.
+//   - Codex, PreToolUse: the same fields, with allow carrying updatedInput,
+//     the tool_input exactly as received (Codex rejects a bare allow as
+//     unsupported, fails the hook and runs the tool; with updatedInput it
+//     is accepted and the input stays what it was). Only documented fields:
+//     Codex fails a hook whose output it cannot read.
 //   - Claude Code and Codex, PermissionRequest: hookSpecificOutput with
-//     hookEventName and decision {behavior, message (deny only)}; ask and no
-//     decision print nothing, which leaves the agent's own prompt in place.
-//   - Gemini CLI, BeforeTool: {"decision": "allow"|"deny", "reason": …}; ask
-//     is {"systemMessage": …} (shown to the person, no decision, so Gemini's
-//     own confirmation applies); no decision is {}.
-func formatHookAnswer(agent, event string, a hookAnswer) []byte {
+//     hookEventName and decision {behavior, message (deny only)}; no
+//     decision prints nothing, which leaves the agent's own prompt in place.
+//   - Gemini CLI, BeforeTool: {"decision": "allow"|"deny", "reason": …}
+//     (0.61.0 ignores allow and lets its own policy decide; deny blocks and
+//     the reason goes to the model); no decision is {}.
+func formatHookAnswer(req hookRequest, a hookAnswer, claudeAsk bool) []byte {
+	decision, reason := "", a.Reason
+	switch a.Verdict {
+	case verdictAllow:
+		decision = "allow"
+	case verdictDeny:
+		decision = "deny"
+	case verdictUnanswered:
+		decision, reason = "deny", unansweredDenial(a)
+		if req.Agent == ClaudeCode && claudeAsk {
+			decision, reason = "ask", unansweredAsk(a)
+		}
+	}
 	var out string
 	switch {
-	case agent == Gemini:
-		switch a.Verdict {
-		case verdictAllow:
-			out = `{"decision":"allow","reason":` + jsonString(a.Reason) + `}`
-		case verdictDeny:
-			out = `{"decision":"deny","reason":` + jsonString(a.Reason) + `}`
-		case verdictAsk:
-			out = `{"systemMessage":` + jsonString(a.Reason) + `}`
-		default:
-			out = `{}`
+	case req.Agent == Gemini:
+		out = `{}`
+		if decision != "" {
+			out = `{"decision":"` + decision + `","reason":` + jsonString(reason) + `}`
 		}
-	case event == "PermissionRequest":
-		switch a.Verdict {
-		case verdictAllow:
+	case req.Event == "PermissionRequest":
+		switch decision {
+		case "allow":
 			out = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`
-		case verdictDeny:
-			out = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":` + jsonString(a.Reason) + `}}}`
+		case "deny":
+			out = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":` + jsonString(reason) + `}}}`
 		default:
 			return nil
 		}
 	default:
-		var decision string
-		switch a.Verdict {
-		case verdictAllow:
-			decision = "allow"
-		case verdictDeny:
-			decision = "deny"
-		case verdictAsk:
-			decision = "ask"
-		default:
+		if decision == "" {
 			return nil
 		}
 		out = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"` + decision +
-			`","permissionDecisionReason":` + jsonString(a.Reason) + `}}`
+			`","permissionDecisionReason":` + jsonString(reason)
+		if req.Agent == Codex && decision == "allow" {
+			out += `,"updatedInput":` + compactJSON(req.ToolInput)
+		}
+		out += `}}`
 	}
 	return []byte(out + "\n")
+}
+
+// compactJSON returns the valid JSON text raw without insignificant
+// whitespace; values, strings included, are kept exactly.
+func compactJSON(raw string) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(raw)); err != nil {
+		// raw was checked by json.Valid when the payload was parsed.
+		panic(err)
+	}
+	return b.String()
 }
 
 // jsonString returns s as a JSON string, escaped as encoding/json escapes it
@@ -440,11 +518,11 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// runHook is the hook with its connections given: it reads the payload from stdin,
-// decides, prints the answer and returns 0 — always 0 for a known agent,
-// because several agents run the tool anyway when a hook exits non-zero.
-// Unreadable input is answered like an unreachable app: ask (Claude Code,
-// Codex) or no decision (Gemini), never allow.
+// runHook is the hook with its connections given: it reads the payload from
+// stdin, decides, prints the answer and returns 0 — always 0 for a known
+// agent, because several agents run the tool anyway when a hook exits
+// non-zero. Unreadable input is unanswered: a denial (Claude Code: "ask"),
+// never allow.
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, deps hookDeps) int {
 	if len(args) != 1 || (args[0] != ClaudeCode && args[0] != Gemini && args[0] != Codex) {
 		fmt.Fprintln(stderr, "usage: agentgate hook claude-code|gemini|codex   (or agentgate-hook AGENT; reads the agent's hook JSON on stdin)")
@@ -460,15 +538,14 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, deps hook
 		req, err = parseHookPayload(agent, data)
 	}
 	var answer hookAnswer
-	event := req.Event
 	if err != nil {
 		fmt.Fprintf(stderr, "agentgate hook %s: %v\n", agent, err)
-		answer = hookAnswer{Verdict: verdictAsk, Reason: "agentgate could not read this tool call (" + err.Error() + "); decide here."}
-		event = ""
+		req = hookRequest{Agent: agent}
+		answer = hookAnswer{Verdict: verdictUnanswered, Problem: "agentgate could not read this tool call (" + err.Error() + ")"}
 	} else {
 		answer = decideHook(context.Background(), req, deps, stderr)
 	}
-	if out := formatHookAnswer(agent, event, answer); len(out) > 0 {
+	if out := formatHookAnswer(req, answer, true); len(out) > 0 {
 		if _, err := stdout.Write(out); err != nil {
 			fmt.Fprintf(stderr, "agentgate hook %s: writing the answer: %v\n", agent, err)
 		}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidwall/sjson"
 
@@ -128,9 +130,10 @@ func decisionOf(t *testing.T, agent, out string) (decision, reason string) {
 		Reason   string `json:"reason"`
 		System   string `json:"systemMessage"`
 		Out      *struct {
-			HookEventName            string `json:"hookEventName"`
-			PermissionDecision       string `json:"permissionDecision"`
-			PermissionDecisionReason string `json:"permissionDecisionReason"`
+			HookEventName            string          `json:"hookEventName"`
+			PermissionDecision       string          `json:"permissionDecision"`
+			PermissionDecisionReason string          `json:"permissionDecisionReason"`
+			UpdatedInput             json.RawMessage `json:"updatedInput"`
 			Decision                 *struct {
 				Behavior string `json:"behavior"`
 				Message  string `json:"message"`
@@ -197,7 +200,7 @@ func TestHookExactOutputShapes(t *testing.T) {
 		agent, fixture, want string
 	}{
 		{ClaudeCode, "claude-code-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}}` + "\n"},
-		{Codex, "codex-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}}` + "\n"},
+		{Codex, "codex-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)","updatedInput":{"command":"git status"}}}` + "\n"},
 		{Gemini, "gemini-beforetool-shell.json", `{"decision":"allow","reason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}` + "\n"},
 		{ClaudeCode, "claude-code-permissionrequest-bash.json", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"},
 	} {
@@ -254,8 +257,8 @@ func TestHookShellConstructsNeverAllowed(t *testing.T) {
 				h := newHookHarness(t)
 				payload := withCommand(t, readFixture(t, fixture), line)
 				decision, _ := decisionOf(t, agent, h.run(t, agent, payload))
-				if decision != "ask" {
-					t.Fatalf("app unreachable: decision %q, want ask", decision)
+				if want := unansweredDecision(agent); decision != want {
+					t.Fatalf("app unreachable: decision %q, want %s", decision, want)
 				}
 				if len(h.asker.asked) != 1 || h.asker.asked[0].CommandLine != line {
 					t.Fatalf("the app was asked %+v, want the exact command line", h.asker.asked)
@@ -293,21 +296,106 @@ func TestHookDeniedOnCard(t *testing.T) {
 	}
 }
 
+// unansweredDecision is the decision an agent gets when no person's answer
+// could be had: Claude Code's own prompt ("ask"), a denial for the others.
+func unansweredDecision(agent string) string {
+	if agent == ClaudeCode {
+		return "ask"
+	}
+	return "deny"
+}
+
 func TestHookUnreachableNotAllowed(t *testing.T) {
 	for agent, fixture := range hookFixtures {
 		h := newHookHarness(t)
 		payload := withCommand(t, readFixture(t, fixture), "rm -rf build")
 		out := h.run(t, agent, payload)
 		decision, reason := decisionOf(t, agent, out)
-		if decision != "ask" || !strings.Contains(reason, "not reachable") || !strings.Contains(reason, "no allow-list rule matches rm -rf build") {
-			t.Errorf("%s: output %q, want ask naming the unreachable app and the missing rule", agent, out)
+		if want := unansweredDecision(agent); decision != want {
+			t.Errorf("%s: output %q, want %s", agent, out, want)
 		}
-		if agent == Gemini && strings.Contains(out, `"decision"`) {
-			t.Errorf("gemini: output %q carries a decision; no decision hands it to Gemini's own confirmation", out)
+		for _, part := range []string{"not reachable", "no allow-list rule matches rm -rf build"} {
+			if !strings.Contains(reason, part) {
+				t.Errorf("%s: reason %q does not say %q", agent, reason, part)
+			}
 		}
-		if len(h.entries) != 1 || h.entries[0].Code != "handed_back" {
-			t.Errorf("%s: audit %+v, want one handed_back entry", agent, h.entries)
+		if decision == "deny" {
+			// The model learns what to do: not retry or work around it, but
+			// have a person approve it in agentgate or add a rule.
+			for _, part := range []string{"Do not retry", "work around", "approve it in agentgate", "agentgate allow add"} {
+				if !strings.Contains(reason, part) {
+					t.Errorf("%s: denial %q does not say %q", agent, reason, part)
+				}
+			}
 		}
+		if len(h.entries) != 1 || h.entries[0].Code != "unanswered" {
+			t.Errorf("%s: audit %+v, want one unanswered entry", agent, h.entries)
+		}
+	}
+}
+
+// TestHookUnansweredEveryWay: every way of not getting a person's answer —
+// the app down, a refusal by the app (no approver, a card it cannot show),
+// nobody answering before the budget — is a denial for Gemini CLI and
+// Codex and never an allow for anyone.
+func TestHookUnansweredEveryWay(t *testing.T) {
+	for name, ask := range map[string]func(context.Context, hookQuestion) (bool, string, error){
+		"unreachable": func(context.Context, hookQuestion) (bool, string, error) {
+			return false, "", fmt.Errorf("%w: connection refused", errAppUnreachable)
+		},
+		"no approver": func(context.Context, hookQuestion) (bool, string, error) {
+			return false, "", errors.New("the agentgate app could not get a person's answer: no_approver: nobody can be asked")
+		},
+		"no answer in time": func(ctx context.Context, _ hookQuestion) (bool, string, error) {
+			<-ctx.Done()
+			return false, "", fmt.Errorf("%w: %v", errAppUnreachable, ctx.Err())
+		},
+	} {
+		for agent, fixture := range hookFixtures {
+			t.Run(name+"/"+agent, func(t *testing.T) {
+				h := newHookHarness(t)
+				h.deps.ask = ask
+				payload := withCommand(t, readFixture(t, fixture), "make deploy")
+				var stdout, stderr bytes.Buffer
+				req, err := parseHookPayload(agent, payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				if name == "no answer in time" {
+					// AskBudget is minutes; a context already near its end
+					// stands in for it.
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, 10*time.Millisecond)
+					defer cancel()
+				}
+				answer := decideHook(ctx, req, h.deps, &stderr)
+				if answer.Verdict != verdictUnanswered {
+					t.Fatalf("verdict %v, want unanswered", answer.Verdict)
+				}
+				stdout.Write(formatHookAnswer(req, answer, true))
+				decision, reason := decisionOf(t, agent, stdout.String())
+				if want := unansweredDecision(agent); decision != want || reason == "" {
+					t.Fatalf("decision %q reason %q, want %s with a reason", decision, reason, want)
+				}
+			})
+		}
+	}
+}
+
+// TestHookClaudeAskOnlyWhenTested: Claude Code gets "ask" only when its
+// version is known to show its own prompt; otherwise a denial.
+func TestHookClaudeAskOnlyWhenTested(t *testing.T) {
+	req, err := parseHookPayload(ClaudeCode, readFixture(t, "claude-code-pretooluse-bash.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := hookAnswer{Verdict: verdictUnanswered, Problem: "the agentgate desktop app is not reachable", Why: "no rule"}
+	if d, _ := decisionOf(t, ClaudeCode, string(formatHookAnswer(req, a, true))); d != "ask" {
+		t.Errorf("tested version: %q, want ask", d)
+	}
+	if d, reason := decisionOf(t, ClaudeCode, string(formatHookAnswer(req, a, false))); d != "deny" || !strings.Contains(reason, "Do not retry") {
+		t.Errorf("untested version: %q (%s), want deny", d, reason)
 	}
 }
 
@@ -328,7 +416,7 @@ func TestHookGarbageInput(t *testing.T) {
 			if decision == "allow" {
 				t.Errorf("%s %s: allowed garbage: %q", agent, name, out)
 			}
-			want := "ask"
+			want := unansweredDecision(agent)
 			if agent == Gemini && name == "shell tool no cmd" {
 				want = "" // Gemini's shell tool is run_shell_command; Bash is another tool
 			}
@@ -514,11 +602,55 @@ func TestRunWithRealConnections(t *testing.T) {
 		}
 		kinds = append(kinds, string(e.Kind)+"/"+e.Decision+e.Code)
 	}
-	if want := "proposal/ decision/allowed_by_rule refusal/handed_back"; strings.Join(kinds, " ") != want {
+	if want := "proposal/ decision/allowed_by_rule refusal/unanswered"; strings.Join(kinds, " ") != want {
 		t.Errorf("audit log %q, want %q", kinds, want)
 	}
 	var stdout, stderr bytes.Buffer
 	if code := Run(nil, Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}); code != 2 || !strings.Contains(stderr.String(), "usage") {
 		t.Errorf("no agent: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestHookCodexPermissionRequest: Codex's PermissionRequest event fires
+// only when Codex is about to show its own prompt, after the PreToolUse
+// hook decided. A rule-allowed command is allowed (no second prompt);
+// anything else gets no decision, so Codex's own prompt asks the person
+// rather than the card a second time.
+func TestHookCodexPermissionRequest(t *testing.T) {
+	h := newHookHarness(t)
+	h.asker.unreachable = false
+	payload := readFixture(t, "codex-permissionrequest-bash.json")
+	want := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"
+	if got := h.run(t, Codex, payload); got != want {
+		t.Errorf("allow-listed: %q, want %q", got, want)
+	}
+	if got := h.run(t, Codex, withCommand(t, payload, "make deploy")); got != "" {
+		t.Errorf("no rule: %q, want no output (Codex's own prompt)", got)
+	}
+	if len(h.asker.asked) != 0 {
+		t.Errorf("the card was asked %+v", h.asker.asked)
+	}
+}
+
+// TestHookCodexAllowEchoesInputExactly: Codex's allow carries updatedInput,
+// which replaces the tool's input, so it must be the input as received —
+// every member and every character of the strings.
+func TestHookCodexAllowEchoesInputExactly(t *testing.T) {
+	h := newHookHarness(t)
+	payload := []byte(`{"hook_event_name":"PreToolUse","cwd":"/tmp","tool_name":"Bash",
+		"tool_input": {"command" : "echo 'caf\u00e9 \"q\"' \\\\x", "workdir": "/tmp", "timeout_ms": 1000, "extra": [1, {"a": null}]}}`)
+	out := h.run(t, Codex, payload)
+	var v struct {
+		Out struct {
+			PermissionDecision string          `json:"permissionDecision"`
+			UpdatedInput       json.RawMessage `json:"updatedInput"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	want := `{"command":"echo 'caf\u00e9 \"q\"' \\\\x","workdir":"/tmp","timeout_ms":1000,"extra":[1,{"a":null}]}`
+	if v.Out.PermissionDecision != "allow" || string(v.Out.UpdatedInput) != want {
+		t.Errorf("decision %q updatedInput %s, want allow with %s", v.Out.PermissionDecision, v.Out.UpdatedInput, want)
 	}
 }
