@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -244,7 +245,7 @@ func hookCommandFor(executable, agent string) string {
 // agent` or `agentgate-hook agent` (any path to a program of that name,
 // with or without .exe).
 func isAgentgateHook(command, agent string) bool {
-	argv, _ := hook.LiteralArgv(command)
+	argv, _ := shellword.AgentCommand(command)
 	if len(argv) == 0 {
 		return false
 	}

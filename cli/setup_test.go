@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/tidwall/gjson"
 
-	"github.com/agentgate/agentgate/cli/hook"
+	"github.com/agentgate/agentgate/exec/shellword"
 )
 
 // setupCase prepares a home and project holding a copy of a sample settings
@@ -333,7 +333,7 @@ func TestHookCommandFor(t *testing.T) {
 	writeExecutable(t, filepath.Join(spaced, "agentgate"))
 	writeExecutable(t, filepath.Join(spaced, hookExecutableName()))
 	got := hookCommandFor(filepath.Join(spaced, "agentgate"), "gemini")
-	if argv, _ := hook.LiteralArgv(got); len(argv) != 2 || argv[0] != filepath.Join(spaced, hookExecutableName()) || argv[1] != "gemini" {
+	if argv, _ := shellword.AgentCommand(got); len(argv) != 2 || argv[0] != filepath.Join(spaced, hookExecutableName()) || argv[1] != "gemini" {
 		t.Errorf("path with a space: command %q reads as %q", got, argv)
 	}
 }

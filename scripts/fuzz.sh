@@ -8,4 +8,5 @@ go test -run '^$' -fuzz '^FuzzDecodeFrame$' -fuzztime "$t" ./agentbridge/wire
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "$t" ./exec
 go test -run '^$' -fuzz '^FuzzParseFormat$' -fuzztime "$t" ./prefs
 go test -run '^$' -fuzz '^FuzzMarshal$' -fuzztime "$t" ./agentbridge/audit
-go test -run '^$' -fuzz '^FuzzParseWords$' -fuzztime "$t" ./exec/display
+go test -run '^$' -fuzz '^FuzzTyped$' -fuzztime "$t" ./exec/shellword
+go test -run '^$' -fuzz '^FuzzAgreesWithBash$' -fuzztime "$t" ./exec/shellword

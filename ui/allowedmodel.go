@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -184,11 +185,11 @@ type Draft struct {
 	Warning string
 }
 
-// Draft parses typed (shell words, see display.ParseWords) for scope s and
+// Draft parses typed (shell words, see shellword.Typed) for scope s and
 // returns what would be written, with the preview; a parse error says what
 // is wrong.
 func (m *AllowedModel) Draft(s ScopeRef, typed string) (Draft, error) {
-	tokens, err := display.ParseWords(typed)
+	tokens, err := shellword.Typed(typed)
 	if err != nil {
 		return Draft{}, err
 	}

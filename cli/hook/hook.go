@@ -29,6 +29,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -100,7 +101,7 @@ type hookRequest struct {
 	// ShellTool is true when Tool runs CommandLine through the agent's shell.
 	ShellTool bool
 	// Classifiable is true when CommandLine is POSIX shell text that
-	// LiteralArgv can read (false for PowerShell).
+	// shellword.AgentCommand can read (false for PowerShell).
 	Classifiable bool
 	// CommandLine is the shell text the agent will run.
 	CommandLine string
@@ -276,7 +277,7 @@ func stringField(fields map[string]gjson.Result, prefix, name string) (string, e
 // decideHook is the hook's whole decision for one tool call:
 //
 //  1. a tool other than the agent's shell: no decision;
-//  2. one simple command of literal words (LiteralArgv) allowed by a rule
+//  2. one simple command of literal words (shellword.AgentCommand) allowed by a rule
 //     (global, the agent's provider list, or the project's confirmed rules):
 //     allow, with the rule's provenance, written to the audit log;
 //  3. Codex's PermissionRequest event (Codex is about to show its own
@@ -302,7 +303,10 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 	var argv []string
 	why := "PowerShell commands are not matched against allow-lists"
 	if req.Classifiable {
-		argv, why = LiteralArgv(req.CommandLine)
+		var err error
+		if argv, err = shellword.AgentCommand(req.CommandLine); err != nil {
+			why = err.Error()
+		}
 	}
 	if argv != nil {
 		if d := deps.decide(argv, req.Agent, root); d.Allowed && d.Rule != nil {
