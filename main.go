@@ -10,9 +10,14 @@ import (
 
 	"github.com/agentgate/agentgate/cli"
 	"github.com/agentgate/agentgate/ui"
+	"github.com/agentgate/agentgate/unixpg"
 )
 
 func main() {
+	// The executor re-executes this binary as each run's supervisor
+	// (docs/lifetime.md); such a process serves runs here and never
+	// returns. Anything else returns at once.
+	unixpg.MaybeSupervise()
 	if len(os.Args) > 1 {
 		os.Exit(cli.Main(os.Args[1:]))
 	}

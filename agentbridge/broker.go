@@ -25,6 +25,8 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/prefs"
+
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // Config wires a Broker to the rest of agentgate.
@@ -253,7 +255,7 @@ func (b *Broker) setState(t *ticket, state string, refusal *wire.Error) {
 func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error) {
 	b := s.b
 	settings := b.cfg.Settings()
-	id := newRunID()
+	id := runinfo.NewID()
 	proposal := audit.Entry{Kind: audit.KindProposal, RunID: id, Argv: p.Argv, Cwd: p.Cwd, Reason: p.Reason}
 	// The proposal is audited together with what follows from it without
 	// side effects (a refusal, a rule's decision) in one write, always
@@ -702,11 +704,6 @@ func ruleRef(r *prefs.Rule) *wire.RuleRef {
 // auditRule converts a prefs rule for the audit log.
 func auditRule(r *prefs.Rule) *audit.Rule {
 	return &audit.Rule{Text: prefs.FormatList(r.Tokens), Scope: string(r.Scope), Provider: r.Provider, File: r.File, Line: r.Line}
-}
-
-// newRunID returns a run id that sorts by time and is unguessable.
-func newRunID() string {
-	return time.Now().UTC().Format("20060102T150405.000000") + "-" + randomHex(6)
 }
 
 // randomHex returns n random bytes in hex.

@@ -8,6 +8,8 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
+
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // Bounds of the long polls.
@@ -253,7 +255,7 @@ func (s *Session) List() wire.ListResult {
 func (s *Session) HookAsk(ctx context.Context, p wire.HookAskParams) (wire.HookAskResult, *wire.Error) {
 	b := s.b
 	settings := b.cfg.Settings()
-	id := "hook-" + newRunID()
+	id := "hook-" + runinfo.NewID()
 	if p.CommandLine == "" {
 		return wire.HookAskResult{}, wire.NewError(wire.CodeInvalidParams, "invalid params: command_line is empty")
 	}

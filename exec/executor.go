@@ -2,8 +2,6 @@ package exec
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentgate/agentgate/exec/procspec"
+
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // Defaults of Config.
@@ -155,8 +157,8 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	}
 	id := meta.ID
 	if id == "" {
-		id = newRunID()
-	} else if err := checkID(id); err != nil {
+		id = runinfo.NewID()
+	} else if err := runinfo.CheckID(id); err != nil {
 		return nil, err
 	}
 	r := &Run{
@@ -188,7 +190,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	if err != nil {
 		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not create the run's pipes: %v", err))
 	}
-	p, containment, err := startProc(procSpec{
+	p, err := startProc(procspec.Spec{
 		Path: cmd.Executable, Args: cmd.Argv, Dir: cmd.Dir, Env: e.cfg.Env,
 		Stdin: pipes.childStdin, Stdout: pipes.childStdout, Stderr: pipes.childStderr,
 		Grace: e.cfg.Grace,
@@ -196,7 +198,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	pipes.closeChildEnds()
 	if err != nil {
 		pipes.closeParentEnds()
-		if containment {
+		if errors.Is(err, procspec.ErrContainment) {
 			return r, r.failStart(CodeContainmentFailed, fmt.Sprintf("agentgate could not contain %s, so it did not start: %v", cmd.Executable, err))
 		}
 		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not start %s: %v", cmd.Executable, err))
@@ -496,25 +498,4 @@ func (e *Executor) anyRunningLocked() bool {
 		}
 	}
 	return false
-}
-
-// newRunID returns a fresh id: the UTC start time to the nanosecond (fixed
-// width, so ids sort by time) and 32 random bits.
-func newRunID() string {
-	var b [4]byte
-	rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(b[:])
-}
-
-// checkID checks that id can name a run's files on every platform.
-func checkID(id string) error {
-	if id == "" || len(id) > 128 || id[0] == '.' {
-		return fmt.Errorf("run id %q is invalid: use 1 to 128 letters, digits, '.', '_' or '-', not starting with '.'", id)
-	}
-	for _, c := range id {
-		if !(c == '.' || c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-			return fmt.Errorf("run id %q is invalid: use 1 to 128 letters, digits, '.', '_' or '-', not starting with '.'", id)
-		}
-	}
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // Record is a run's metadata as persisted in StateDir/runs/<id>.json and as
@@ -282,7 +284,7 @@ func MarkLost(stateDir string) (int, error) {
 // notices within about 250 ms. It fails when no record of the run exists;
 // a run already finished is left alone (nil error).
 func RequestCancel(stateDir, id string) error {
-	if err := checkID(id); err != nil {
+	if err := runinfo.CheckID(id); err != nil {
 		return err
 	}
 	rec, err := readRecord(recordPath(stateDir, id))

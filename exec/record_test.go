@@ -218,21 +218,3 @@ func TestRequestCancelErrors(t *testing.T) {
 	require.NoError(t, RequestCancel(stateDir, "fin"))
 	assert.NoFileExists(t, cancelPath(stateDir, "fin"), "a finished run gets no request")
 }
-
-func TestCheckID(t *testing.T) {
-	cases := []struct {
-		id string
-		ok bool
-	}{
-		{"20260101T000000.000000000Z-abcd", true}, {"a", true}, {"A-b_c.d", true},
-		{"", false}, {".hidden", false}, {"a/b", false}, {`a\b`, false}, {"a b", false},
-		{"..", false}, {"é", false}, {strings.Repeat("a", 128), true}, {strings.Repeat("a", 129), false},
-	}
-	for _, tc := range cases {
-		assert.Equal(t, tc.ok, checkID(tc.id) == nil, tc.id)
-	}
-	id1, id2 := newRunID(), newRunID()
-	assert.NoError(t, checkID(id1))
-	assert.Len(t, id1, len(id2))
-	assert.NotEqual(t, id1, id2)
-}

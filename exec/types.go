@@ -13,6 +13,8 @@ package exec
 
 import (
 	"time"
+
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // Limits that are part of the contract with agents (SPEC §2).
@@ -140,21 +142,7 @@ type Chunk struct {
 	EOF bool
 }
 
-// ChangeSummary lists what a run changed under its working directory.
-type ChangeSummary struct {
-	// Created lists the paths that appeared, relative to the run's Dir,
-	// slash-separated and sorted; directories end in "/". Each list keeps
-	// at most ChangeLimits.MaxListed paths (then Incomplete is set).
-	Created []string `json:"created"`
-	// Modified lists the paths whose content (or type) changed.
-	Modified []string `json:"modified"`
-	// Deleted lists the paths that disappeared.
-	Deleted []string `json:"deleted"`
-	// Incomplete is true when a bound (files, time, list length) was hit or
-	// something was unreadable, so some changes may be missing.
-	Incomplete bool `json:"incomplete,omitempty"`
-	// Reason says which bound hit, for a person.
-	Reason string `json:"reason,omitempty"`
-	// Method is "content-hash" (Linux, macOS) or "size-mtime" (Windows).
-	Method string `json:"method"`
-}
+// ChangeSummary lists what a run changed under its working directory; it is
+// declared in package runinfo so that the audit log and the hook can name it
+// without linking the executor.
+type ChangeSummary = runinfo.ChangeSummary

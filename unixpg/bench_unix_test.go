@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/unixpg"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // BenchmarkStartWaitTrue runs /bin/true through a supervisor (a pooled one
@@ -17,7 +19,7 @@ import (
 // under equal load.
 func BenchmarkStartWaitTrue(b *testing.B) {
 	for b.Loop() {
-		p, err := unixpg.Start(unixpg.Spec{Path: "/bin/true", Args: []string{"true"}})
+		p, err := unixpg.Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -44,7 +46,7 @@ func BenchmarkStartWaitVsRaw(b *testing.B) {
 	var viaUnixpg, raw time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		p, err := unixpg.Start(unixpg.Spec{Path: "/bin/true", Args: []string{"true"}})
+		p, err := unixpg.Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +83,7 @@ func BenchmarkTerminateToGone(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p, err := unixpg.Start(unixpg.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", scripts[mode]},
+				p, err := unixpg.Start(procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", scripts[mode]},
 					Stdout: w, Grace: grace})
 				w.Close()
 				if err != nil {

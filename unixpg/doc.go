@@ -4,9 +4,10 @@
 //
 // Runs are started by small supervising processes (the design of Bazel's
 // process-wrapper): the host re-executes its own binary with a hidden first
-// argument and an environment marker; MaybeSupervise (also run from this
-// package's init function) recognises that and turns the process into a
-// supervisor. A supervisor serves one run at a time and is reused: once a
+// argument and an environment marker; MaybeSupervise, which the main
+// function of every binary that hosts runs calls first thing, recognises
+// that and turns the process into a supervisor (an explicit call, never an
+// init function: importing this package takes nothing over). A supervisor serves one run at a time and is reused: once a
 // run's tree is completely gone it goes back to a small pool of idle
 // supervisors (at most 4, each retired after 2 minutes idle), because a
 // fresh one costs a whole Go start-up of the host binary. Start takes an
@@ -38,68 +39,10 @@
 // setpgid) leaves the process group and is not caught. docs/lifetime.md lists
 // exactly what each platform catches.
 //
+// What to run and how it ended are procspec.Spec and procspec.ExitStatus,
+// the shapes package winjob shares; errors that mean containment failed
+// wrap procspec.ErrContainment.
+//
 // The package compiles on every platform; Start and Process exist only on
 // Unix. On other platforms MaybeSupervise does nothing.
 package unixpg
-
-import (
-	"errors"
-	"os"
-	"strconv"
-	"time"
-)
-
-// ErrContainment is wrapped by every error that means the containment a run
-// needs could not be set up or was lost. Such an error is not the command's
-// fault and retrying or running the command another way would bypass the
-// bounds a person relies on; errors.Is(err, ErrContainment) identifies it.
-var ErrContainment = errors.New("process containment unavailable: do not retry or run the command another way; " +
-	"the person running agentgate must fix this")
-
-// DefaultGrace is the time between SIGTERM and SIGKILL when Spec.Grace is
-// zero or negative.
-const DefaultGrace = 2 * time.Second
-
-// Spec says what to run. The host keeps ownership of the files in it: Start
-// neither closes them nor keeps references after it returns.
-type Spec struct {
-	// Path is the absolute path of the executable; it is not looked up in
-	// PATH.
-	Path string
-	// Args is the full argv including argv[0]; it must not be empty.
-	Args []string
-	// Dir is the working directory; empty means the host's working
-	// directory when Start is called (if that cannot be determined, e.g.
-	// it was removed, the supervisor's).
-	Dir string
-	// Env is the complete environment of the target, in "KEY=value" form.
-	// nil or empty gives the target an empty environment.
-	Env []string
-	// Stdin, Stdout and Stderr are the target's standard files; nil means
-	// /dev/null. Descendants inherit them unless they redirect.
-	Stdin, Stdout, Stderr *os.File
-	// Grace is the time between SIGTERM and SIGKILL when the tree is ended;
-	// zero or negative means DefaultGrace.
-	Grace time.Duration
-}
-
-// ExitStatus says how the target (the leader of the tree) ended.
-type ExitStatus struct {
-	// Code is the exit code when Exited is true, and -1 when the leader was
-	// killed by a signal.
-	Code int
-	// Signal names the signal that killed the leader, as "SIGTERM" or
-	// "SIGKILL"; it is empty unless the leader was killed by a signal.
-	Signal string
-	// Exited is true when the leader ended by calling exit (any code), false
-	// when a signal killed it.
-	Exited bool
-}
-
-// String returns "exit status N" or "signal: SIGNAME".
-func (s ExitStatus) String() string {
-	if s.Exited {
-		return "exit status " + strconv.Itoa(s.Code)
-	}
-	return "signal: " + s.Signal
-}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // Process is a started run: the target, its tree and the supervisor serving
@@ -31,7 +33,7 @@ type Process struct {
 	// done is closed once status and err are final.
 	done chan struct{}
 	// status is the leader's exit status, final once done is closed.
-	status ExitStatus
+	status procspec.ExitStatus
 	// err is non-nil when the supervisor was lost before reporting the end
 	// of the tree, final once done is closed.
 	err error
@@ -61,14 +63,19 @@ var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.D
 //     with the errno, so errors.Is(err, fs.ErrNotExist) or
 //     errors.Is(err, fs.ErrPermission) work;
 //   - no supervisor could be started or set up (re-exec of the host binary,
-//     prctl), or it broke the protocol: an error wrapping ErrContainment,
+//     prctl; a host that never called MaybeSupervise), or it broke the
+//     protocol: an error wrapping ErrContainment,
 //     whose text tells an agent not to retry or bypass.
-func Start(spec Spec) (*Process, error) {
+func Start(spec procspec.Spec) (*Process, error) {
 	if !filepath.IsAbs(spec.Path) {
 		return nil, fmt.Errorf("start %q: the executable path must be absolute", spec.Path)
 	}
 	if len(spec.Args) == 0 {
 		return nil, fmt.Errorf("start %q: argv is empty; it must hold at least argv[0]", spec.Path)
+	}
+	if !entryCalled.Load() {
+		return nil, containmentErr(spec.Path, "finding the supervisor",
+			errors.New("this program never called unixpg.MaybeSupervise from its main function, so its binary cannot serve as a run's supervisor"))
 	}
 	if spec.Dir == "" {
 		// A pooled supervisor may have been started before the host
@@ -152,7 +159,7 @@ func startReply(path string, sc *supervisorConn) (p *Process, unread bool, err e
 
 // containmentErr wraps ErrContainment with what failed for which command.
 func containmentErr(path, step string, err error) error {
-	return fmt.Errorf("start %q: %s failed: %v: %w", path, step, err, ErrContainment)
+	return fmt.Errorf("start %q: %s failed: %v: %w", path, step, err, procspec.ErrContainment)
 }
 
 // finish publishes the run's final status: msg, the supervisor's last
@@ -170,9 +177,9 @@ func (p *Process) finish(msg statusMsg, ok bool) {
 	p.ctrlMu.Unlock()
 	switch {
 	case ok && msg.Verb == statusExited:
-		p.status = ExitStatus{Code: msg.Num, Exited: true}
+		p.status = procspec.ExitStatus{Code: msg.Num, Exited: true}
 	case ok && msg.Verb == statusSignaled:
-		p.status = ExitStatus{Code: -1, Signal: unix.SignalName(syscall.Signal(msg.Num))}
+		p.status = procspec.ExitStatus{Code: -1, Signal: unix.SignalName(syscall.Signal(msg.Num))}
 		if p.status.Signal == "" {
 			p.status.Signal = fmt.Sprintf("signal %d", msg.Num)
 		}
@@ -184,9 +191,9 @@ func (p *Process) finish(msg statusMsg, ok bool) {
 			why = fmt.Sprintf("%v; it ended (%s)", p.sc.readErr, p.sc.exitHow)
 		}
 		_ = unix.Kill(-p.pid, unix.SIGKILL)
-		p.status = ExitStatus{Code: -1, Signal: "unknown"}
+		p.status = procspec.ExitStatus{Code: -1, Signal: "unknown"}
 		p.err = fmt.Errorf("run pid %d: its supervisor was lost before reporting that the tree was gone (%s); "+
-			"the process group was killed but descendants that left it may still run: %w", p.pid, why, ErrContainment)
+			"the process group was killed but descendants that left it may still run: %w", p.pid, why, procspec.ErrContainment)
 		close(p.done)
 		return
 	}
@@ -229,7 +236,7 @@ func (p *Process) request(verb string, sent *bool) {
 // lost before reporting (someone killed it, or it broke the protocol): it
 // wraps ErrContainment, and ExitStatus then has Code -1 and Signal
 // "unknown".
-func (p *Process) Wait() (ExitStatus, error) {
+func (p *Process) Wait() (procspec.ExitStatus, error) {
 	<-p.done
 	return p.status, p.err
 }

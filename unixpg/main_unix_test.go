@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/unixpg"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // hostDirEnv, when set, makes the test binary a helper host that runs the
@@ -39,7 +41,7 @@ func TestMain(m *testing.M) {
 // stdin (or its end) and exits without ending the run, as an app that quits
 // or crashes would. The test may SIGKILL it instead.
 func runTestHost(dir string) {
-	if p, err := unixpg.Start(unixpg.Spec{Path: "/bin/true", Args: []string{"true"}}); err != nil {
+	if p, err := unixpg.Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}}); err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
 	} else if _, err := p.Wait(); err != nil {
@@ -58,8 +60,8 @@ func runTestHost(dir string) {
 
 // treeSpec runs leader.sh (written by writeTreeScripts) in dir with the
 // given mode and stdout, with a short grace so that tests are quick.
-func treeSpec(dir, mode string, stdout *os.File) unixpg.Spec {
-	return unixpg.Spec{
+func treeSpec(dir, mode string, stdout *os.File) procspec.Spec {
+	return procspec.Spec{
 		Path:   "/bin/sh",
 		Args:   []string{"sh", dir + "/leader.sh", mode},
 		Dir:    dir,
@@ -87,7 +89,7 @@ func runIdleHost() {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		p, err := unixpg.Start(unixpg.Spec{Path: "/bin/cat", Args: []string{"cat"}, Stdin: r})
+		p, err := unixpg.Start(procspec.Spec{Path: "/bin/cat", Args: []string{"cat"}, Stdin: r})
 		r.Close()
 		if err != nil {
 			fmt.Println("error", err)

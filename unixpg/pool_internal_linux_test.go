@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // eventuallyInternal is the generous bound for anything that must happen
@@ -95,7 +97,7 @@ func runParentPid(t *testing.T) int {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p, err := Start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "echo $PPID"}, Stdout: w})
+	p, err := Start(procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "echo $PPID"}, Stdout: w})
 	w.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +159,7 @@ func TestBackToBackRunsReuseOneSupervisor(t *testing.T) {
 	usePoolLimits(t, poolLimits{maxIdle: 4, idleTimeout: time.Hour, retireKillAfter: 5 * time.Second})
 	var first *supervisorConn
 	for i := range 1000 {
-		p, err := Start(Spec{Path: "/bin/true", Args: []string{"true"}})
+		p, err := Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}})
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -195,7 +197,7 @@ func TestConcurrentStartsRespectPoolLimit(t *testing.T) {
 			}
 			// Every run waits on stdin until all have started, so that
 			// they really run at the same time.
-			p, err := Start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", `read x; echo "$PPID $0 $N"`, "run"},
+			p, err := Start(procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", `read x; echo "$PPID $0 $N"`, "run"},
 				Env: []string{"N=" + strconv.Itoa(i)}, Stdin: in, Stdout: w})
 			in.Close()
 			w.Close()
@@ -297,7 +299,7 @@ func TestMisbehavingSupervisorIsDiscarded(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sc := startFakeSupervisor(t, c.answer...)
 			pushIdle(sc)
-			p, err := Start(Spec{Path: "/bin/true", Args: []string{"true"}})
+			p, err := Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}})
 			if c.started {
 				if err != nil {
 					t.Fatalf("Start: %v", err)
@@ -310,7 +312,7 @@ func TestMisbehavingSupervisorIsDiscarded(t *testing.T) {
 			if c.waitOK && err != nil {
 				t.Errorf("Wait: %v; the run was reported correctly", err)
 			}
-			if !c.waitOK && !errors.Is(err, ErrContainment) {
+			if !c.waitOK && !errors.Is(err, procspec.ErrContainment) {
 				t.Errorf("error = %v, want one wrapping ErrContainment", err)
 			}
 			waitExited(t, sc) // retired and, since it ignores its lifeline, killed
@@ -344,7 +346,7 @@ func TestStartAfterChdirUsesNewDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p, err := Start(Spec{Path: "/bin/pwd", Args: []string{"pwd"}, Stdout: w})
+	p, err := Start(procspec.Spec{Path: "/bin/pwd", Args: []string{"pwd"}, Stdout: w})
 	w.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/unixpg"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // probeScript prints, one per line: the supervisor's pid ($PPID), the
@@ -43,7 +45,7 @@ exit 0`
 func probe(t *testing.T, dir string, env ...string) (lines []string, escapee int) {
 	t.Helper()
 	esc := filepath.Join(dir, "escapee")
-	st, out, _ := run(t, unixpg.Spec{
+	st, out, _ := run(t, procspec.Spec{
 		Path: "/bin/sh",
 		Args: []string{"sh", "-c", probeScript},
 		Dir:  dir,
@@ -131,7 +133,7 @@ func TestIdleSupervisorHoldsNoHostFDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p, err := unixpg.Start(unixpg.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", `echo $PPID`}, Stdout: w})
+	p, err := unixpg.Start(procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", `echo $PPID`}, Stdout: w})
 	w.Close()
 	if err != nil {
 		t.Fatal(err)

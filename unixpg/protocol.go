@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // The supervisor protocol. The host and a supervisor share one connected
@@ -68,10 +70,10 @@ type wireSpec struct {
 
 // encodeRunLine returns the run control line for spec ("run JSON\n"), with
 // the grace defaulted as Spec.Grace documents.
-func encodeRunLine(spec Spec) ([]byte, error) {
+func encodeRunLine(spec procspec.Spec) ([]byte, error) {
 	grace := spec.Grace
 	if grace <= 0 {
-		grace = DefaultGrace
+		grace = procspec.DefaultGrace
 	}
 	b, err := json.Marshal(wireSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env, GraceNS: int64(grace)})
 	if err != nil {

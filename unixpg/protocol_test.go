@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 func TestStatusRoundTrip(t *testing.T) {
@@ -42,7 +44,7 @@ func TestParseStatusRejects(t *testing.T) {
 }
 
 func TestRunLine(t *testing.T) {
-	b, err := encodeRunLine(Spec{Path: "/bin/echo", Args: []string{"echo", "a\nb"}, Env: []string{"A=1"}})
+	b, err := encodeRunLine(procspec.Spec{Path: "/bin/echo", Args: []string{"echo", "a\nb"}, Env: []string{"A=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +58,17 @@ func TestRunLine(t *testing.T) {
 	if ws.Path != "/bin/echo" || len(ws.Args) != 2 || ws.Args[1] != "a\nb" || ws.Env[0] != "A=1" {
 		t.Errorf("round trip gave %+v", ws)
 	}
-	if time.Duration(ws.GraceNS) != DefaultGrace {
-		t.Errorf("zero grace became %v, want %v", time.Duration(ws.GraceNS), DefaultGrace)
+	if time.Duration(ws.GraceNS) != procspec.DefaultGrace {
+		t.Errorf("zero grace became %v, want %v", time.Duration(ws.GraceNS), procspec.DefaultGrace)
 	}
 	graces := []struct {
 		in, want time.Duration
 	}{
-		{-time.Second, DefaultGrace},
+		{-time.Second, procspec.DefaultGrace},
 		{300 * time.Millisecond, 300 * time.Millisecond},
 	}
 	for _, g := range graces {
-		b, _ = encodeRunLine(Spec{Path: "/x", Args: []string{"x"}, Grace: g.in})
+		b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Grace: g.in})
 		if _, ws, _ := parseControl(b); time.Duration(ws.GraceNS) != g.want {
 			t.Errorf("grace %v became %v, want %v", g.in, time.Duration(ws.GraceNS), g.want)
 		}
@@ -181,22 +183,6 @@ func TestParseProcStat(t *testing.T) {
 		st, ok := parseProcStat([]byte(c.line))
 		if ok != c.ok || (ok && (st.state != c.state || st.ppid != c.ppid)) {
 			t.Errorf("parseProcStat(%q) = %+v, %v; want state %q ppid %d ok %v", c.line, st, ok, c.state, c.ppid, c.ok)
-		}
-	}
-}
-
-func TestExitStatusString(t *testing.T) {
-	cases := []struct {
-		s    ExitStatus
-		want string
-	}{
-		{ExitStatus{Code: 0, Exited: true}, "exit status 0"},
-		{ExitStatus{Code: 3, Exited: true}, "exit status 3"},
-		{ExitStatus{Code: -1, Signal: "SIGKILL"}, "signal: SIGKILL"},
-	}
-	for _, c := range cases {
-		if got := c.s.String(); got != c.want {
-			t.Errorf("%+v.String() = %q, want %q", c.s, got, c.want)
 		}
 	}
 }

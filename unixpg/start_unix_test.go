@@ -12,11 +12,13 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/unixpg"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // run starts spec with stdout and stderr on pipes, waits, and returns the
 // status and both outputs.
-func run(t *testing.T, spec unixpg.Spec) (unixpg.ExitStatus, string, string) {
+func run(t *testing.T, spec procspec.Spec) (procspec.ExitStatus, string, string) {
 	t.Helper()
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -47,7 +49,7 @@ func run(t *testing.T, spec unixpg.Spec) (unixpg.ExitStatus, string, string) {
 
 func TestStartUsesSpecExactly(t *testing.T) {
 	dir := t.TempDir()
-	st, out, errOut := run(t, unixpg.Spec{
+	st, out, errOut := run(t, procspec.Spec{
 		Path: "/bin/sh",
 		Args: []string{"sh", "-c", `echo "$FOO"; pwd; env | sort; echo oops >&2; exit 3`},
 		Dir:  dir,
@@ -80,12 +82,12 @@ func TestStartStdinAndNilFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	st, out, _ := run(t, unixpg.Spec{Path: "/bin/cat", Args: []string{"cat"}, Stdin: in})
+	st, out, _ := run(t, procspec.Spec{Path: "/bin/cat", Args: []string{"cat"}, Stdin: in})
 	if out != "hello\n" || !st.Exited || st.Code != 0 {
 		t.Errorf("cat with a stdin file: status %+v, stdout %q", st, out)
 	}
 	// nil everywhere: /dev/null, so cat ends at once.
-	p, err := unixpg.Start(unixpg.Spec{Path: "/bin/cat", Args: []string{"cat"}})
+	p, err := unixpg.Start(procspec.Spec{Path: "/bin/cat", Args: []string{"cat"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func TestStartStdinAndNilFiles(t *testing.T) {
 }
 
 func TestStartReportsSignalDeath(t *testing.T) {
-	st, _, _ := run(t, unixpg.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "kill -USR1 $$"}})
+	st, _, _ := run(t, procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "kill -USR1 $$"}})
 	if st.Exited || st.Signal != "SIGUSR1" || st.Code != -1 {
 		t.Errorf("status = %+v, want killed by SIGUSR1", st)
 	}
@@ -112,12 +114,12 @@ func TestStartFailures(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		spec unixpg.Spec
+		spec procspec.Spec
 		is   error
 	}{
-		{"missing", unixpg.Spec{Path: dir + "/nope", Args: []string{"nope"}}, fs.ErrNotExist},
-		{"not executable", unixpg.Spec{Path: notExec, Args: []string{"script"}}, fs.ErrPermission},
-		{"missing dir", unixpg.Spec{Path: "/bin/true", Args: []string{"true"}, Dir: dir + "/gone"}, fs.ErrNotExist},
+		{"missing", procspec.Spec{Path: dir + "/nope", Args: []string{"nope"}}, fs.ErrNotExist},
+		{"not executable", procspec.Spec{Path: notExec, Args: []string{"script"}}, fs.ErrPermission},
+		{"missing dir", procspec.Spec{Path: "/bin/true", Args: []string{"true"}, Dir: dir + "/gone"}, fs.ErrNotExist},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,7 +129,7 @@ func TestStartFailures(t *testing.T) {
 				_, _ = p.Wait()
 				t.Fatal("Start succeeded")
 			}
-			if !errors.Is(err, c.is) || errors.Is(err, unixpg.ErrContainment) {
+			if !errors.Is(err, c.is) || errors.Is(err, procspec.ErrContainment) {
 				t.Errorf("Start error = %v; want one wrapping %v and not ErrContainment", err, c.is)
 			}
 			if !strings.Contains(err.Error(), c.spec.Path) {
@@ -135,7 +137,7 @@ func TestStartFailures(t *testing.T) {
 			}
 		})
 	}
-	for _, spec := range []unixpg.Spec{
+	for _, spec := range []procspec.Spec{
 		{Path: "true", Args: []string{"true"}},
 		{Path: "/bin/true"},
 	} {
@@ -147,12 +149,12 @@ func TestStartFailures(t *testing.T) {
 }
 
 func TestWaitFromManyGoroutines(t *testing.T) {
-	p, err := unixpg.Start(unixpg.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 7"}})
+	p, err := unixpg.Start(procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 7"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	results := make([]unixpg.ExitStatus, 8)
+	results := make([]procspec.ExitStatus, 8)
 	for i := range results {
 		wg.Go(func() {
 			st, err := p.Wait()
@@ -165,17 +167,17 @@ func TestWaitFromManyGoroutines(t *testing.T) {
 	wg.Wait()
 	<-p.Done()
 	for i, st := range results {
-		if st != (unixpg.ExitStatus{Code: 7, Exited: true}) {
+		if st != (procspec.ExitStatus{Code: 7, Exited: true}) {
 			t.Errorf("Wait #%d = %+v, want exit status 7", i, st)
 		}
 	}
 }
 
 func TestContainmentErrorTellsNotToRetry(t *testing.T) {
-	msg := unixpg.ErrContainment.Error()
+	msg := procspec.ErrContainment.Error()
 	for _, want := range []string{"do not retry", "fix"} {
 		if !strings.Contains(msg, want) {
-			t.Errorf("ErrContainment %q does not contain %q", msg, want)
+			t.Errorf("procspec.ErrContainment %q does not contain %q", msg, want)
 		}
 	}
 }

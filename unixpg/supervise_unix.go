@@ -38,7 +38,10 @@ const controlFD = 3
 // ending a tree; SIGCHLD usually wakes it sooner.
 const sweepPoll = 5 * time.Millisecond
 
-func init() { MaybeSupervise() }
+// entryCalled is set by MaybeSupervise. Start refuses to run anything in a
+// process that never called it: that process's binary, re-executed as a
+// supervisor, would not become one.
+var entryCalled atomic.Bool
 
 // MaybeSupervise turns the current process into a supervisor when it was
 // started as one by Start (first argument "__agentgate_supervise" and the
@@ -46,11 +49,14 @@ func init() { MaybeSupervise() }
 // socket or dies, and then exits the process without returning. Otherwise
 // it returns at once; the check is a comparison of one argument.
 //
-// The package's init function calls it, so that a supervisor starts before
-// the init functions of packages initialised later; main and the TestMain of
-// every test package that starts commands should still call it first thing,
-// which makes the requirement visible and costs nothing.
+// Every binary that hosts runs (agentgate's main, the TestMain of every test
+// package that starts commands) must call it first thing in main, because
+// Start re-executes the running binary as each run's supervisor. It is an
+// explicit call, not an init function, so that importing this package
+// takes no process over (the lean hook executable links none of it). Start
+// fails with ErrContainment in a process that never called it.
 func MaybeSupervise() {
+	entryCalled.Store(true)
 	if len(os.Args) < 2 || os.Args[1] != superviseArg || os.Getenv(superviseEnvKey) != superviseEnvValue {
 		return
 	}

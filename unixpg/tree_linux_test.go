@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/unixpg"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // eventually is the generous bound for anything that must happen "soon" on a
@@ -142,10 +144,10 @@ func assertEscaped(t *testing.T, pgid int, pids map[string]int) {
 
 // waitWithin calls p.Wait and fails the test if it does not return within
 // eventually.
-func waitWithin(t *testing.T, p *unixpg.Process) unixpg.ExitStatus {
+func waitWithin(t *testing.T, p *unixpg.Process) procspec.ExitStatus {
 	t.Helper()
 	type result struct {
-		s   unixpg.ExitStatus
+		s   procspec.ExitStatus
 		err error
 	}
 	ch := make(chan result, 1)
@@ -319,7 +321,7 @@ func TestSupervisorKilledReportsLostContainment(t *testing.T) {
 	go func() { _, err := p.Wait(); done <- err }()
 	select {
 	case err := <-done:
-		if !errors.Is(err, unixpg.ErrContainment) {
+		if !errors.Is(err, procspec.ErrContainment) {
 			t.Errorf("Wait error = %v, want one wrapping ErrContainment", err)
 		}
 	case <-time.After(eventually):

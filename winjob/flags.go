@@ -1,6 +1,10 @@
 package winjob
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentgate/agentgate/exec/procspec"
+)
 
 // Windows constants, spelled out here so that the pure logic below compiles
 // and is tested on every platform; flags_windows_test.go checks each against
@@ -38,5 +42,5 @@ func jobLimitFlags() uint32 {
 // command, so that a person can see what broke and an agent is told not to
 // retry or bypass.
 func containmentErr(path, step string, err error) error {
-	return fmt.Errorf("start %q: %s failed: %v: %w", path, step, err, ErrContainment)
+	return fmt.Errorf("start %q: %s failed: %v: %w", path, step, err, procspec.ErrContainment)
 }

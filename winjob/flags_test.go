@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 func TestCreationFlags(t *testing.T) {
@@ -36,21 +38,12 @@ func TestJobLimitFlags(t *testing.T) {
 
 func TestContainmentErr(t *testing.T) {
 	err := containmentErr(`C:\bin\x.exe`, "assigning the process to its job object", errors.New("Access is denied."))
-	if !errors.Is(err, ErrContainment) {
+	if !errors.Is(err, procspec.ErrContainment) {
 		t.Fatalf("%v does not wrap ErrContainment", err)
 	}
 	for _, want := range []string{`C:\\bin\\x.exe`, "assigning the process", "Access is denied", "do not retry", "must fix"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not contain %q", err.Error(), want)
 		}
-	}
-}
-
-func TestExitStatusString(t *testing.T) {
-	if got := (ExitStatus{Code: 3, Exited: true}).String(); got != "exit status 3" {
-		t.Errorf("got %q", got)
-	}
-	if got := (ExitStatus{Code: -1, Signal: "TerminateJobObject"}).String(); got != "signal: TerminateJobObject" {
-		t.Errorf("got %q", got)
 	}
 }

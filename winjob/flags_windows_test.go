@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // TestConstantsMatchWindows checks the constants spelled out in flags.go
@@ -34,7 +36,7 @@ func TestConstantsMatchWindows(t *testing.T) {
 // needs Windows to run and is compiled everywhere by GOOS=windows go test -c.
 func TestStartRunsInJob(t *testing.T) {
 	comspec := `C:\Windows\System32\cmd.exe`
-	p, err := Start(Spec{Path: comspec, Args: []string{"cmd.exe", "/c", "exit", "3"}})
+	p, err := Start(procspec.Spec{Path: comspec, Args: []string{"cmd.exe", "/c", "exit", "3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestStartRunsInJob(t *testing.T) {
 
 // TestTerminateEndsJob starts a long ping and terminates it.
 func TestTerminateEndsJob(t *testing.T) {
-	p, err := Start(Spec{Path: `C:\Windows\System32\PING.EXE`, Args: []string{"ping", "-n", "1000", "127.0.0.1"}})
+	p, err := Start(procspec.Spec{Path: `C:\Windows\System32\PING.EXE`, Args: []string{"ping", "-n", "1000", "127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // Process is a started run: the target and its Job Object. Its methods are
@@ -32,7 +34,7 @@ type Process struct {
 	// done is closed once status is final.
 	done chan struct{}
 	// status is the leader's exit status.
-	status ExitStatus
+	status procspec.ExitStatus
 	// err is non-nil when the job could not be emptied or closed cleanly.
 	err error
 }
@@ -56,7 +58,7 @@ var ntResumeProcess = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtResumePro
 //   - the job could not be created, configured or joined, or the target
 //     could not be resumed: an error wrapping ErrContainment, whose text
 //     tells an agent not to retry or bypass. The target is terminated first.
-func Start(spec Spec) (*Process, error) {
+func Start(spec procspec.Spec) (*Process, error) {
 	if !filepath.IsAbs(spec.Path) {
 		return nil, fmt.Errorf("start %q: the executable path must be absolute", spec.Path)
 	}
@@ -205,9 +207,9 @@ func (p *Process) watch() {
 		code = state.ExitCode()
 	}
 	if p.terminated.Load() && uint32(code) == terminatedExitCode {
-		p.status = ExitStatus{Code: -1, Signal: "TerminateJobObject"}
+		p.status = procspec.ExitStatus{Code: -1, Signal: "TerminateJobObject"}
 	} else {
-		p.status = ExitStatus{Code: code, Exited: err == nil}
+		p.status = procspec.ExitStatus{Code: code, Exited: err == nil}
 	}
 	// Terminate concurrently with terminate() is harmless; only closing the
 	// handle must not race with it.
@@ -215,7 +217,7 @@ func (p *Process) watch() {
 	for {
 		n, qerr := activeProcesses(p.job)
 		if qerr != nil {
-			p.err = fmt.Errorf("run pid %d: checking that its job is empty: %v: %w", p.proc.Pid, qerr, ErrContainment)
+			p.err = fmt.Errorf("run pid %d: checking that its job is empty: %v: %w", p.proc.Pid, qerr, procspec.ErrContainment)
 			break
 		}
 		if n == 0 {
@@ -259,7 +261,7 @@ func (p *Process) terminate() {
 // Wait returns the leader's exit status once the leader has exited, every
 // other process of its job is gone and the job handle is closed. It may be
 // called any number of times from any goroutines; all get the same result.
-func (p *Process) Wait() (ExitStatus, error) {
+func (p *Process) Wait() (procspec.ExitStatus, error) {
 	<-p.done
 	return p.status, p.err
 }

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // The audit log is written on every hook call, where the reflection of
@@ -83,9 +83,9 @@ func appendRule(dst []byte, r *Rule) []byte {
 	return append(dst, '}')
 }
 
-// appendChanges appends c as a JSON object (exec.ChangeSummary's json
+// appendChanges appends c as a JSON object (runinfo.ChangeSummary's json
 // tags): a nil list is null, an empty one [].
-func appendChanges(dst []byte, c *exec.ChangeSummary) []byte {
+func appendChanges(dst []byte, c *runinfo.ChangeSummary) []byte {
 	dst = appendStrings(append(dst, `{"created":`...), c.Created)
 	dst = appendStrings(append(dst, `,"modified":`...), c.Modified)
 	dst = appendStrings(append(dst, `,"deleted":`...), c.Deleted)

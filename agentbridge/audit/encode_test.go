@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // oracleMarshal is how Marshal encoded entries before the hand-written
@@ -325,8 +325,8 @@ func TestMarshalEdgeEntries(t *testing.T) {
 		{},
 		{Kind: KindProposal, Argv: []string{}},
 		{Kind: KindRunEnd, ExitCode: &zero, PeerUID: &minusOne},
-		{Kind: KindRunEnd, Changes: &exec.ChangeSummary{}},
-		{Kind: KindRunEnd, Changes: &exec.ChangeSummary{Created: []string{}, Modified: []string{}, Deleted: []string{}, Incomplete: true, Reason: "<why>", Method: "content-hash"}},
+		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{}},
+		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{Created: []string{}, Modified: []string{}, Deleted: []string{}, Incomplete: true, Reason: "<why>", Method: "content-hash"}},
 		{Kind: KindDecision, Rule: &Rule{}},
 		{Kind: KindDecision, Rule: &Rule{Text: "git status", Scope: "provider", Provider: "claude-code", File: "/a b/allow.list", Line: -3}},
 		{Time: time.Date(2026, 11, 30, 10, 15, 0, 120_000_000, time.UTC), Kind: "odd\u202ekind\x00"},
@@ -355,7 +355,7 @@ func FuzzMarshal(f *testing.F) {
 		checkAgainstOracle(t, Entry{
 			Time: time.Unix(0, n%(1<<62)).UTC(), Kind: Kind(a), RunID: b, Argv: []string{a, b, c}, CommandLine: c,
 			ExitCode: &code, Rule: &Rule{Text: c, Scope: a, Provider: b, File: c, Line: code},
-			Changes: &exec.ChangeSummary{Created: []string{c}, Modified: []string{}, Reason: a, Method: b, Incomplete: n%2 == 0},
+			Changes: &runinfo.ChangeSummary{Created: []string{c}, Modified: []string{}, Reason: a, Method: b, Incomplete: n%2 == 0},
 		})
 	})
 }

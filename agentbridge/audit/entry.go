@@ -12,7 +12,7 @@ package audit
 import (
 	"time"
 
-	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // Kind says which step of a proposal an entry records.
@@ -115,7 +115,7 @@ type Entry struct {
 	// StderrBytes counts the bytes the run wrote to stderr.
 	StderrBytes int64 `json:"stderr_bytes,omitempty"`
 	// Changes summarises files the run created, modified or deleted.
-	Changes *exec.ChangeSummary `json:"changes,omitempty"`
+	Changes *runinfo.ChangeSummary `json:"changes,omitempty"`
 	// Error explains a failed start, a timeout or a loss.
 	Error string `json:"error,omitempty"`
 }

@@ -4,9 +4,9 @@
 //
 // The hook runs before every tool call an agent makes, so the package is
 // kept lean: it imports the allow-lists (prefs), the audit log, the bridge
-// client, the shell parser and gjson, and nothing of the desktop UI or the
-// MCP SDK (package exec is linked only because audit.Entry names
-// exec.ChangeSummary; the hook runs nothing). It is linked both into
+// client, the shell parser and gjson, and nothing of the desktop UI, the
+// MCP SDK or the executor and its supervisor (audit.Entry names only the
+// leaf package exec/runinfo; the hook runs nothing). It is linked both into
 // agentgate (`agentgate hook AGENT`, through package cli) and into the small
 // agentgate-hook executable (`agentgate-hook AGENT`), which skips the
 // start-up cost of the UI toolkit and of cgo's dynamic linking.

@@ -1,0 +1,53 @@
+package runinfo
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+func TestCheckID(t *testing.T) {
+	cases := []struct {
+		id string
+		ok bool
+	}{
+		{"20260101T000000.000000000Z-abcd", true}, {"a", true}, {"A-b_c.d", true},
+		{"", false}, {".hidden", false}, {"a/b", false}, {`a\b`, false}, {"a b", false},
+		{"..", false}, {"é", false}, {strings.Repeat("a", 128), true}, {strings.Repeat("a", 129), false},
+	}
+	for _, tc := range cases {
+		if got := CheckID(tc.id) == nil; got != tc.ok {
+			t.Errorf("CheckID(%q) ok = %v, want %v", tc.id, got, tc.ok)
+		}
+	}
+}
+
+// TestNewID: ids are valid, of one length, distinct, and sort by the time
+// they were made.
+func TestNewID(t *testing.T) {
+	var ids []string
+	for range 100 {
+		id := NewID()
+		if err := CheckID(id); err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) > 0 && len(id) != len(ids[0]) {
+			t.Fatalf("id %q has length %d, earlier %q %d", id, len(id), ids[0], len(ids[0]))
+		}
+		ids = append(ids, id)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("id %q made twice", id)
+		}
+		seen[id] = true
+	}
+	times := make([]string, len(ids))
+	for i, id := range ids {
+		times[i] = id[:len(idTimeLayout)]
+	}
+	if !sort.StringsAreSorted(times) {
+		t.Fatalf("ids do not sort by time: %v", ids)
+	}
+}
