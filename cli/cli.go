@@ -83,6 +83,7 @@ func dispatch(args []string, e env) int {
 		return runSetup(args[1:], setupEnv{
 			stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, isTerminal: e.stdinIsTerminal,
 			executable: e.executable, home: e.home, cwd: e.cwd, now: e.now,
+			getenv: os.Getenv, stateDir: e.paths.StateDir,
 		})
 	case "run":
 		return runRun(args[1:], e)

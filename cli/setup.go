@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/prefs/agents"
 )
 
 // setupHookTimeout is the hook timeout `agentgate setup` writes, in seconds:
@@ -42,8 +44,25 @@ type setupEnv struct {
 	home string
 	// cwd is the working directory (the default project).
 	cwd string
-	// now stamps backups.
+	// now stamps backups and records.
 	now func() time.Time
+	// getenv reads the environment (CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME,
+	// CODEX_HOME move the agents' settings); nil reads nothing.
+	getenv func(string) string
+	// stateDir is where the agent records are kept (prefs/agents).
+	stateDir string
+	// version asks an agent's program for its version
+	// (agents.InstalledVersion); nil means that.
+	version func(ctx context.Context, program string) (path, version string, err error)
+}
+
+// env returns the environment variable name, "" when unset or without a
+// getenv.
+func (e setupEnv) env(name string) string {
+	if e.getenv == nil {
+		return ""
+	}
+	return e.getenv(name)
 }
 
 // setupTarget is one settings file and the edit it needs.
@@ -55,10 +74,16 @@ type setupTarget struct {
 	edit func(old []byte) (updated []byte, done bool, err error)
 }
 
-// runSetup is `agentgate setup AGENT [flags]`. Exit codes: 0 written or
-// already set up; 1 declined or failed; 2 usage, or no terminal to confirm at
-// (the file is left unchanged).
+// runSetup is `agentgate setup AGENT [flags]` and `agentgate setup --check
+// AGENT [flags]`. Exit codes: 0 written, already set up, or (--check)
+// nothing to report; 1 declined or failed, or (--check) something needs the
+// person's attention; 2 usage, or no terminal to confirm at (the file is
+// left unchanged).
 func runSetup(args []string, env setupEnv) int {
+	check := len(args) > 0 && args[0] == "--check"
+	if check {
+		args = args[1:]
+	}
 	if len(args) == 0 {
 		setupUsage(env.stderr)
 		return 2
@@ -80,16 +105,36 @@ func runSetup(args []string, env setupEnv) int {
 		}
 		return prefs.ProjectRoot(dir)
 	}
+	explicit := false
+	flags.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "scope" || f.Name == "file" })
+	if check && agent == "mcp-json" {
+		fmt.Fprintln(env.stderr, "agentgate setup --check: checks an agent's hook (claude-code, gemini or codex)")
+		return 2
+	}
+	if check && !explicit {
+		// The file setup wired, when it recorded one.
+		if recs, err := agents.LoadRecords(env.stateDir); err == nil && recs[agent].SettingsFile != "" {
+			*file = recs[agent].SettingsFile
+		}
+	}
 	target, err := setupTargetFor(agent, *scope, *file, env, projectRoot)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "agentgate setup: %v\n", err)
 		return 2
 	}
-	return applySetup(target, env)
+	if check {
+		return runSetupCheck(agent, target.file, *scope, env)
+	}
+	code := applySetup(target, env)
+	if code == 0 && agent != "mcp-json" {
+		reportWired(agent, target.file, *scope, env)
+	}
+	return code
 }
 
 func setupUsage(w io.Writer) {
 	fmt.Fprint(w, `usage: agentgate setup claude-code|gemini|codex|mcp-json [--scope user|project|local] [--project DIR] [--file PATH]
+       agentgate setup --check claude-code|gemini|codex [--scope …] [--file PATH]
 
   claude-code  adds a PreToolUse hook for Bash to ~/.claude/settings.json
                (--scope project: <project>/.claude/settings.json, local: .claude/settings.local.json)
@@ -101,7 +146,14 @@ func setupUsage(w io.Writer) {
                (--file for another file of the same shape, e.g. ~/.cursor/mcp.json)
 
 The diff is shown and you confirm at the terminal; the old file is kept as
-<file>.agentgate-backup-<time>.
+<file>.agentgate-backup-<time>. Setup records the agent's version (AGENT
+--version) and reports what the agent needs for the hook to run.
+
+--check asks the installed agent for its version, warns when it is newer than
+the versions agentgate was tested with, and checks that the hook is wired and
+active (the file setup wrote, unless --scope or --file names another). Exit
+status 1 when something needs your attention. The app runs the version check
+at start too.
 `)
 }
 
@@ -111,11 +163,11 @@ func setupTargetFor(agent, scope, file string, env setupEnv, projectRoot func() 
 	var user, project, local string
 	switch agent {
 	case hook.ClaudeCode:
-		user, project, local = filepath.Join(env.home, ".claude", "settings.json"), filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")
+		user, project, local = userSettingsFile(agent, env), filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")
 	case hook.Gemini:
-		user, project = filepath.Join(env.home, ".gemini", "settings.json"), filepath.Join(".gemini", "settings.json")
+		user, project = userSettingsFile(agent, env), filepath.Join(".gemini", "settings.json")
 	case hook.Codex:
-		user, project = filepath.Join(env.home, ".codex", "config.toml"), filepath.Join(".codex", "config.toml")
+		user, project = userSettingsFile(agent, env), filepath.Join(".codex", "config.toml")
 	case "mcp-json":
 		project = ".mcp.json"
 		scope = "project"
@@ -151,15 +203,56 @@ func setupTargetFor(agent, scope, file string, env setupEnv, projectRoot func() 
 			Matcher: "Bash", Hooks: []jsonHook{{Type: "command", Command: hookCommand, Timeout: setupHookTimeout}},
 		})
 	case hook.Gemini:
-		t.edit = jsonHookEdit([]string{"hooks", "BeforeTool"}, agent, hookCommand, jsonHookGroup{
+		addHook := jsonHookEdit([]string{"hooks", "BeforeTool"}, agent, hookCommand, jsonHookGroup{
 			Matcher: "run_shell_command", Hooks: []jsonHook{{Type: "command", Command: hookCommand, Timeout: setupHookTimeout * 1000}},
 		})
+		t.edit = func(old []byte) ([]byte, bool, error) {
+			updated, done, err := addHook(old)
+			if err != nil {
+				return nil, false, err
+			}
+			// Gemini CLI runs no hooks with hooksConfig.enabled false, and
+			// none listed in hooksConfig.disabled.
+			enabled, nothing, err := geminiEnableEdit(updated, hookCommand)
+			return enabled, done && nothing, err
+		}
 	case hook.Codex:
-		t.edit = func(old []byte) ([]byte, bool, error) { return codexHookEdit(old, hookCommand) }
+		t.edit = func(old []byte) ([]byte, bool, error) { return codexHookEdit(old, abs, hookCommand) }
 	case "mcp-json":
 		t.edit = func(old []byte) ([]byte, bool, error) { return mcpJSONEdit(old, env.executable) }
 	}
 	return t, nil
+}
+
+// userSettingsFile returns the agent's user settings file as the agent
+// finds it: Claude Code's $CLAUDE_CONFIG_DIR/settings.json (default
+// ~/.claude), Gemini CLI's $GEMINI_CLI_HOME/.gemini/settings.json (default
+// home ~), Codex's $CODEX_HOME/config.toml with CODEX_HOME's symlinks
+// resolved as Codex resolves them (default ~/.codex, as is) — the path is
+// part of Codex's hook trust keys.
+func userSettingsFile(agent string, env setupEnv) string {
+	switch agent {
+	case hook.ClaudeCode:
+		if dir := env.env("CLAUDE_CONFIG_DIR"); dir != "" {
+			return filepath.Join(dir, "settings.json")
+		}
+		return filepath.Join(env.home, ".claude", "settings.json")
+	case hook.Gemini:
+		home := env.home
+		if dir := env.env("GEMINI_CLI_HOME"); dir != "" {
+			home = dir
+		}
+		return filepath.Join(home, ".gemini", "settings.json")
+	case hook.Codex:
+		if dir := env.env("CODEX_HOME"); dir != "" {
+			if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = resolved
+			}
+			return filepath.Join(dir, "config.toml")
+		}
+		return filepath.Join(env.home, ".codex", "config.toml")
+	}
+	return ""
 }
 
 // jsonHookGroup is one matcher group in Claude Code's or Gemini's "hooks"
@@ -279,39 +372,6 @@ func mcpJSONEdit(old []byte, exe string) ([]byte, bool, error) {
 		updated, err = sjson.SetBytes(updated, jsonPath("mcpServers", "agentgate", "args"), []string{"mcp"})
 	}
 	return updated, false, err
-}
-
-// codexHookEdit appends the PreToolUse hook tables to Codex's config.toml
-// unless a line `command = "… agentgate hook codex"` (or `… agentgate-hook
-// codex`) is already there. The rest of the file is kept byte for byte;
-// appending array-of-tables headers at the end is valid TOML whatever table
-// precedes them.
-func codexHookEdit(old []byte, command string) ([]byte, bool, error) {
-	for _, line := range strings.Split(string(old), "\n") {
-		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
-		if !ok || strings.TrimSpace(key) != "command" {
-			continue
-		}
-		s, ok := parseTOMLString(strings.TrimSpace(value))
-		if ok && isAgentgateHook(s, hook.Codex) {
-			if s == command {
-				return old, true, nil
-			}
-			return nil, false, fmt.Errorf("config.toml already runs another agentgate (%s); change that line to %s by hand", s, tomlString(command))
-		}
-	}
-	var b strings.Builder
-	b.Write(old)
-	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
-		b.WriteByte('\n')
-	}
-	if len(old) > 0 {
-		b.WriteByte('\n')
-	}
-	b.WriteString("# Added by `agentgate setup codex`: agentgate decides before Codex runs a shell command.\n")
-	b.WriteString("[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n")
-	fmt.Fprintf(&b, "command = %s\ntimeout = %d\n", tomlString(command), setupHookTimeout)
-	return []byte(b.String()), false, nil
 }
 
 // tomlString returns s as a TOML basic string.

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentgate/agentgate/exec/shellword"
+	"github.com/agentgate/agentgate/prefs/agents"
 )
 
 // setupCase prepares a home and project holding a copy of a sample settings
@@ -125,8 +128,21 @@ func newSetupHarness(t *testing.T, terminal bool, answer string) *setupHarness {
 		home:       home,
 		cwd:        filepath.Join(home, "project"),
 		now:        func() time.Time { return time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC) },
+		stateDir:   filepath.Join(home, "state"),
+		version:    testedVersion,
 	}
 	return h
+}
+
+// testedVersion stands in for asking an agent's program its version: the
+// program sits in /usr/bin and is the newest tested version.
+func testedVersion(_ context.Context, program string) (string, string, error) {
+	for _, a := range agents.Known {
+		if a.Program == program {
+			return "/usr/bin/" + program, a.NewestTested(), nil
+		}
+	}
+	return "", "", fmt.Errorf("%s is not installed", program)
 }
 
 func copySample(t *testing.T, sample, dst string) []byte {

@@ -30,6 +30,7 @@ import (
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/packaging"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/prefs/agents"
 )
 
 // AppID is the application identifier, the same as in FyneApp.toml.
@@ -119,6 +120,14 @@ func run() error {
 	server := agentbridge.NewServer(broker, agentbridge.ServerOptions{OnShow: func() { fyne.Do(d.showMain) }})
 	go func() { _ = server.Serve(ln) }()
 	d.watchRuns(ctx)
+	// Agents update themselves: warn when one setup wired is newer than the
+	// versions agentgate was tested with (off every hook's path).
+	go func() {
+		for _, w := range agents.CheckWired(ctx, paths.StateDir) {
+			fmt.Fprintln(os.Stderr, "agentgate:", w)
+			fyne.Do(func() { a.SendNotification(fyne.NewNotification("agentgate: check your agent", w)) })
+		}
+	}()
 	if settingsErr != nil {
 		fyne.Do(func() { dialog.ShowError(fmt.Errorf("%w — using the default settings", settingsErr), d.main) })
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/client"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/prefs/agents"
 )
 
 // Env is what the hook needs from the world.
@@ -94,6 +95,7 @@ func realDeps(e Env) hookDeps {
 		},
 		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
 		projectRoot: prefs.ProjectRoot,
+		claudeAsk:   func() bool { return agents.ClaudeAskShowsPrompt(e.Paths.StateDir) },
 	}
 }
 

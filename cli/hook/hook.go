@@ -31,17 +31,19 @@ import (
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/prefs/agents"
 )
 
-// The agents the hook (and `agentgate setup`) know. Each name is also the
-// provider name the hook decides and asks as, and the hook's argument.
+// The agents the hook (and `agentgate setup`) know (package prefs/agents).
+// Each name is also the provider name the hook decides and asks as, and
+// the hook's argument.
 const (
 	// ClaudeCode is Anthropic's Claude Code.
-	ClaudeCode = "claude-code"
+	ClaudeCode = agents.ClaudeCode
 	// Gemini is Google's Gemini CLI.
-	Gemini = "gemini"
+	Gemini = agents.Gemini
 	// Codex is OpenAI's Codex CLI.
-	Codex = "codex"
+	Codex = agents.Codex
 )
 
 // AskBudget bounds how long the hook waits for the person's answer on the
@@ -151,6 +153,10 @@ type hookDeps struct {
 	ask func(ctx context.Context, q hookQuestion) (approved bool, message string, err error)
 	// projectRoot maps the agent's cwd to a project root.
 	projectRoot func(dir string) (string, error)
+	// claudeAsk reports whether Claude Code's installed version is one whose
+	// "ask" is known to show its own prompt (agents.ClaudeAskShowsPrompt);
+	// asked only when no person's answer could be had. nil means no.
+	claudeAsk func() bool
 }
 
 // parseHookPayload reads an agent's hook payload. It fails on anything that
@@ -525,8 +531,8 @@ func jsonString(s string) string {
 // runHook is the hook with its connections given: it reads the payload from
 // stdin, decides, prints the answer and returns 0 — always 0 for a known
 // agent, because several agents run the tool anyway when a hook exits
-// non-zero. Unreadable input is unanswered: a denial (Claude Code: "ask"),
-// never allow.
+// non-zero. Unreadable input is unanswered: a denial (Claude Code, a tested
+// version: "ask"), never allow.
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, deps hookDeps) int {
 	if len(args) != 1 || (args[0] != ClaudeCode && args[0] != Gemini && args[0] != Codex) {
 		fmt.Fprintln(stderr, "usage: agentgate hook claude-code|gemini|codex   (or agentgate-hook AGENT; reads the agent's hook JSON on stdin)")
@@ -549,7 +555,11 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, deps hook
 	} else {
 		answer = decideHook(context.Background(), req, deps, stderr)
 	}
-	if out := formatHookAnswer(req, answer, true); len(out) > 0 {
+	claudeAsk := false
+	if answer.Verdict == verdictUnanswered && agent == ClaudeCode && deps.claudeAsk != nil {
+		claudeAsk = deps.claudeAsk()
+	}
+	if out := formatHookAnswer(req, answer, claudeAsk); len(out) > 0 {
 		if _, err := stdout.Write(out); err != nil {
 			fmt.Fprintf(stderr, "agentgate hook %s: writing the answer: %v\n", agent, err)
 		}

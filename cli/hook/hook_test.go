@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/prefs/agents"
 )
 
 // fakeAsker stands in for the desktop app in hook tests.
@@ -77,6 +78,7 @@ func newHookHarness(t *testing.T) *hookHarness {
 		},
 		ask:         h.asker.ask,
 		projectRoot: prefs.ProjectRoot,
+		claudeAsk:   func() bool { return true },
 	}
 	return h
 }
@@ -584,8 +586,16 @@ func TestRunWithRealConnections(t *testing.T) {
 	if decision, reason := decisionOf(t, ClaudeCode, run(payload)); decision != "allow" || !strings.Contains(reason, paths.GlobalFile()+":1") {
 		t.Errorf("allowed command: decision %q reason %q", decision, reason)
 	}
+	// Claude Code's version unknown (setup recorded none): a denial.
+	if decision, reason := decisionOf(t, ClaudeCode, run(withCommand(t, payload, "git push"))); decision != "deny" || !strings.Contains(reason, "not reachable") {
+		t.Errorf("no rule, no app, unknown Claude Code version: decision %q reason %q", decision, reason)
+	}
+	// A tested version recorded: Claude Code's own prompt.
+	if err := agents.UpdateRecord(paths.StateDir, ClaudeCode, func(r *agents.Record) { r.InstalledVersion = "2.1.328" }); err != nil {
+		t.Fatal(err)
+	}
 	if decision, reason := decisionOf(t, ClaudeCode, run(withCommand(t, payload, "git push"))); decision != "ask" || !strings.Contains(reason, "not reachable") {
-		t.Errorf("no rule, no app: decision %q reason %q", decision, reason)
+		t.Errorf("no rule, no app, tested Claude Code: decision %q reason %q", decision, reason)
 	}
 	log, err := os.ReadFile(audit.Path(paths.StateDir))
 	if err != nil {
@@ -602,7 +612,7 @@ func TestRunWithRealConnections(t *testing.T) {
 		}
 		kinds = append(kinds, string(e.Kind)+"/"+e.Decision+e.Code)
 	}
-	if want := "proposal/ decision/allowed_by_rule refusal/unanswered"; strings.Join(kinds, " ") != want {
+	if want := "proposal/ decision/allowed_by_rule refusal/unanswered refusal/unanswered"; strings.Join(kinds, " ") != want {
 		t.Errorf("audit log %q, want %q", kinds, want)
 	}
 	var stdout, stderr bytes.Buffer
