@@ -125,6 +125,8 @@ Commands:
                  (agentgate-hook AGENT, beside agentgate, is the same, faster to start)
   setup claude-code|gemini|codex|mcp-json
                  add agentgate to an agent's settings
+  setup --check claude-code|gemini|codex
+                 check the agent's version and that its hook is wired and active
   socket-path    print the bridge socket path the desktop app listens on
   version        print the version and commit (also --version)
   help           show this help
