@@ -210,9 +210,10 @@ type ticket struct {
 	cancelled bool
 }
 
-// stateAnswered is a hook question's state between the person's approval
-// and the hook being told (after the decision is audited): no longer
-// pending, not yet final. It never reaches the agent.
+// stateAnswered is a question's state between its outcome (an answer, an
+// expiry, a withdrawal) and the agent being told, while the outcome is
+// audited: no longer pending, so nothing else withdraws or answers it, and
+// not yet final. The agent sees it as pending (currentState).
 const stateAnswered = "answered"
 
 // testHookAnswered, when set by a test, runs after a person's approval is
@@ -228,10 +229,14 @@ func (t *ticket) final() bool {
 	return t.state != wire.StatePending && t.state != wire.StateQueued && t.state != stateAnswered && t.state != ""
 }
 
-// currentState returns the protocol state. Called with Broker.mu held.
+// currentState returns the protocol state (a question whose outcome is
+// being audited is still pending). Called with Broker.mu held.
 func (t *ticket) currentState() string {
 	if t.run != nil {
 		return string(t.run.Record().State)
+	}
+	if t.state == stateAnswered {
+		return wire.StatePending
 	}
 	return t.state
 }
@@ -243,6 +248,22 @@ func (b *Broker) setState(t *ticket, state string, refusal *wire.Error) {
 	close(t.changed)
 	t.changed = make(chan struct{})
 	b.notifyLocked()
+}
+
+// conclude ends a ticket that will not run, in the order SPEC §10 asks:
+// its outcome is audited (durable) first, then the agent is told (state
+// and refusal); a hook question, or a ticket of a closed session, is then
+// forgotten. The caller has taken the ticket out of pending (state
+// stateAnswered, or queued and marked cancelled) so that nothing else
+// concludes it meanwhile. Called without Broker.mu.
+func (b *Broker) conclude(t *ticket, state string, refusal *wire.Error, entries ...audit.Entry) {
+	b.record(t.session, entries...)
+	b.mu.Lock()
+	b.setState(t, state, refusal)
+	if t.hook || t.session.closed {
+		delete(b.tickets, t.id)
+	}
+	b.mu.Unlock()
 }
 
 // Propose takes one proposal along SPEC §1's path: validate (before anyone
@@ -483,30 +504,29 @@ func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings
 		b.admit(t, settings)
 	case r.err == nil:
 		t.answer = r.ans
+		t.state = stateAnswered
+		b.mu.Unlock()
 		msg := "The person denied this command."
 		if r.ans.Message != "" {
 			msg += " Their message: " + r.ans.Message
 		}
-		b.setState(t, wire.StateDenied, wire.Refuse(wire.RefuseDenied, msg))
-		b.mu.Unlock()
-		b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionDenied, By: r.ans.By, Message: r.ans.Message}, t))
-		b.forgetHook(t)
+		b.conclude(t, wire.StateDenied, wire.Refuse(wire.RefuseDenied, msg),
+			bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionDenied, By: r.ans.By, Message: r.ans.Message}, t))
 	case errors.Is(r.err, context.DeadlineExceeded):
-		b.setState(t, wire.StateExpired, wire.Refuse(wire.RefuseExpired, fmt.Sprintf("nobody answered within %v, so the proposal expired and nothing ran; propose it again when the person is available", settings.ApprovalExpiry)))
+		t.state = stateAnswered
 		b.mu.Unlock()
-		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionExpired})
-		b.forgetHook(t)
+		b.conclude(t, wire.StateExpired, wire.Refuse(wire.RefuseExpired, fmt.Sprintf("nobody answered within %v, so the proposal expired and nothing ran; propose it again when the person is available", settings.ApprovalExpiry)),
+			audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionExpired})
 	case errors.Is(r.err, context.Canceled): // the broker is closing
-		b.setState(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; the proposal was withdrawn and nothing ran"))
+		t.state = stateAnswered
 		b.mu.Unlock()
-		b.record(s, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionWithdrawn, Message: "shutting down"})
-		b.forgetHook(t)
+		b.conclude(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; the proposal was withdrawn and nothing ran"),
+			audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionWithdrawn, Message: "shutting down"})
 	default:
-		werr := wire.Refuse(wire.RefuseNoApprover, "the person could not be asked ("+r.err.Error()+"); nothing ran")
-		b.setState(t, wire.StateDenied, werr)
+		t.state = stateAnswered
 		b.mu.Unlock()
-		b.refuse(s, t.id, werr)
-		b.forgetHook(t)
+		werr := wire.Refuse(wire.RefuseNoApprover, "the person could not be asked ("+r.err.Error()+"); nothing ran")
+		b.conclude(t, wire.StateDenied, werr, refusalEntry(t.id, werr))
 	}
 }
 
@@ -542,10 +562,7 @@ func (b *Broker) start(t *ticket) *wire.Error {
 	if run == nil {
 		b.releaseSlot()
 		werr := wire.Refuse(wire.RefuseInternal, "the executor could not take the run: "+errString(err))
-		b.mu.Lock()
-		b.setState(t, wire.StateDenied, werr)
-		b.mu.Unlock()
-		b.refuse(s, t.id, werr)
+		b.conclude(t, wire.StateDenied, werr, refusalEntry(t.id, werr))
 		return werr
 	}
 	b.mu.Lock()
@@ -581,7 +598,7 @@ func (b *Broker) start(t *ticket) *wire.Error {
 func (b *Broker) runEnded(t *ticket) {
 	rec := t.run.Record()
 	e := audit.Entry{Kind: audit.KindRunEnd, RunID: t.id, State: string(rec.State), ExitCode: rec.ExitCode,
-		StdoutBytes: rec.StdoutBytes, StderrBytes: rec.StderrBytes, Changes: rec.Changes, Error: rec.Error}
+		StdoutBytes: rec.StdoutBytes, StderrBytes: rec.StderrBytes, Changes: rec.Changes, Error: rec.Error, Message: rec.CancelledBy}
 	if !rec.EndedAt.IsZero() && !rec.StartedAt.IsZero() {
 		e.DurationMS = rec.EndedAt.Sub(rec.StartedAt).Milliseconds()
 	}
@@ -651,8 +668,14 @@ func (s *Session) lookup(id string) (*ticket, *wire.Error) {
 // record appends audit entries, with the session's provenance, in one
 // write and one fsync.
 func (b *Broker) record(s *Session, entries ...audit.Entry) error {
+	if testHookRecord != nil {
+		testHookRecord(entries)
+	}
 	return b.logErr(b.cfg.Audit.Append(withProvenance(s, entries)...))
 }
+
+// testHookRecord, when set by a test, runs before record writes entries.
+var testHookRecord func(entries []audit.Entry)
 
 // recordSoon appends audit entries like record, with their fsync deferred
 // (audit.Log.AppendSoon: within audit.SyncDelay, or with the next record's

@@ -148,8 +148,9 @@ func (s *Server) accept(nc net.Conn) {
 	}()
 }
 
-// Close stops accepting, closes every connection (their pending proposals
-// are withdrawn; runs go on) and waits for the connection goroutines.
+// Close stops accepting, closes every connection (their sessions end:
+// pending proposals are withdrawn, queued and running runs cancelled; see
+// Session.Close) and waits for the connection goroutines.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -244,7 +245,8 @@ func (c *conn) touch(delta int) {
 }
 
 // idleCheck closes the connection when nothing arrived for the idle timeout
-// and nothing is in flight or pending; otherwise it checks again later.
+// and nothing is in flight, pending, queued or running (closing it would
+// end the session's runs); otherwise it checks again later.
 func (c *conn) idleCheck() {
 	if c.ctx.Err() != nil {
 		return
@@ -255,9 +257,7 @@ func (c *conn) idleCheck() {
 	s := c.session
 	c.mu.Unlock()
 	if s != nil {
-		s.b.mu.Lock()
-		busy = busy || s.pending > 0
-		s.b.mu.Unlock()
+		busy = busy || s.busy()
 	}
 	if !busy && quiet >= c.idle {
 		c.srv.opts.Logf("closing a connection idle for %v", quiet.Round(time.Second))

@@ -71,7 +71,7 @@ func (s *Session) Wait(ctx context.Context, p wire.WaitParams) (wire.WaitResult,
 	defer timer.Stop()
 	for {
 		s.b.mu.Lock()
-		run, state, refusal, changed := t.run, t.state, t.refusal, t.changed
+		run, state, refusal, changed := t.run, t.currentState(), t.refusal, t.changed
 		s.b.mu.Unlock()
 		if refusal != nil {
 			return wire.WaitResult{}, refusal
@@ -203,28 +203,29 @@ func (s *Session) Cancel(ctx context.Context, id string) (wire.CancelResult, *wi
 
 // cancelTicket ends t however far it got: a pending question is withdrawn
 // with pendingState and refusal (audited as decision), a queued run is
-// dropped (state cancelled), a running one is cancelled — its run is
-// returned so the caller may wait for it.
+// dropped (state cancelled), a running one is cancelled with why as the
+// reason its record keeps (exec.Run.CancelBecause) — its run is returned so
+// the caller may wait for it. The outcome is audited before the agent can
+// see it (conclude).
 func (b *Broker) cancelTicket(t *ticket, pendingState string, refusal *wire.Error, decision, why string) *exec.Run {
 	b.mu.Lock()
 	switch {
 	case t.run != nil:
 		run := t.run
 		b.mu.Unlock()
-		run.Cancel()
+		run.CancelBecause(why)
 		return run
 	case t.state == wire.StatePending:
 		t.session.pending--
-		b.setState(t, pendingState, refusal)
+		t.state = stateAnswered
 		t.cancelAsk()
 		b.mu.Unlock()
-		b.record(t.session, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: decision, Message: why})
-		b.forgetHook(t)
-	case t.state == wire.StateQueued:
-		t.cancelled = true
-		b.setState(t, string(exec.StateCancelled), nil)
+		b.conclude(t, pendingState, refusal, audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: decision, Message: why})
+	case t.state == wire.StateQueued && !t.cancelled:
+		t.cancelled = true // admit and releaseSlot skip it from now on
 		b.mu.Unlock()
-		b.record(t.session, audit.Entry{Kind: audit.KindRunEnd, RunID: t.id, State: string(exec.StateCancelled), Error: "cancelled while queued (" + why + "); it never started"})
+		b.conclude(t, string(exec.StateCancelled), nil,
+			audit.Entry{Kind: audit.KindRunEnd, RunID: t.id, State: string(exec.StateCancelled), Message: why, Error: "cancelled while queued (" + why + "); it never started"})
 	default:
 		b.mu.Unlock()
 	}
@@ -294,10 +295,15 @@ func (s *Session) HookAsk(ctx context.Context, p wire.HookAskParams) (wire.HookA
 	}
 }
 
-// Close ends the session when its connection closes: its pending proposals
-// are withdrawn (audited); queued and running runs go on to their bounds —
-// the person can see and cancel them in the Processes window. Finished runs
-// are forgotten from memory (their records stay on disk).
+// Close ends the session when its connection closes — the agent hung up
+// (SPEC §10: a session's runs end with the session): its pending proposals
+// are withdrawn, its queued runs dropped and its running runs cancelled,
+// whole process tree, each audited with the reason "the agent's
+// connection closed", which the run's record keeps for the Processes
+// window (exec.Record.CancelledBy). Close returns once every outcome is
+// recorded and the cancels are issued, without waiting for the trees to
+// end (they end within the grace period). Finished runs are forgotten
+// from memory (their records stay on disk).
 func (s *Session) Close() {
 	s.b.mu.Lock()
 	if s.closed {
@@ -305,15 +311,15 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
-	var pending []*ticket
+	var mine []*ticket
 	for _, t := range s.b.tickets {
-		if t.session == s && t.state == wire.StatePending {
-			pending = append(pending, t)
+		if t.session == s && !t.final() {
+			mine = append(mine, t)
 		}
 	}
 	s.b.mu.Unlock()
-	for _, t := range pending {
-		s.b.cancelTicket(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseWithdrawn, "the connection closed; the proposal was withdrawn and nothing ran"), audit.DecisionWithdrawn, "the connection closed")
+	for _, t := range mine {
+		s.b.cancelTicket(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseWithdrawn, "the connection closed; the proposal was withdrawn and nothing ran"), audit.DecisionWithdrawn, HangUpReason)
 	}
 	s.b.mu.Lock()
 	for _, t := range s.runs {
@@ -324,3 +330,24 @@ func (s *Session) Close() {
 	}
 	s.b.mu.Unlock()
 }
+
+// busy reports whether the session has a question waiting for a person or
+// a run not yet ended, so that its idle connection is kept open.
+func (s *Session) busy() bool {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	if s.pending > 0 {
+		return true
+	}
+	for _, t := range s.runs {
+		if !t.final() {
+			return true
+		}
+	}
+	return false
+}
+
+// HangUpReason is why a session's proposals and runs ended when its
+// connection closed: the audit entries' message and the cancelled runs'
+// exec.Record.CancelledBy.
+const HangUpReason = "the agent's connection closed"

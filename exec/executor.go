@@ -139,10 +139,13 @@ type Run struct {
 	// p is the process tree; nil when the run did not start.
 	p proc
 
-	// mu guards rec.
+	// mu guards rec and stopWhy.
 	mu sync.Mutex
 	// rec is the run's record; output counters are filled in by Record.
 	rec Record
+	// stopWhy is the reason the cancel that stored stopAs gave; it becomes
+	// Record.CancelledBy when the run ends cancelled.
+	stopWhy string
 }
 
 // Start starts cmd and returns at once with its Run in state running. The
@@ -246,7 +249,7 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 	if pipes.stdinW != nil {
 		go pipes.feedStdin()
 	}
-	timer := time.AfterFunc(r.cmd.Timeout, func() { r.stop(StateTimedOut) })
+	timer := time.AfterFunc(r.cmd.Timeout, func() { r.stop(StateTimedOut, "") })
 	status, waitErr := r.p.Wait()
 	timer.Stop()
 	// From here on the tree is gone: a late Cancel or timeout must not turn
@@ -272,6 +275,9 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 	switch stopAs := r.stopAs.Load().(State); {
 	case stopAs != StateExited:
 		r.rec.State = stopAs
+		if stopAs == StateCancelled {
+			r.rec.CancelledBy = r.stopWhy
+		}
 	case waitErr != nil:
 		r.rec.State = StateLost
 		r.rec.Error = fmt.Sprintf("agentgate lost track of the process tree: %v", waitErr)
@@ -299,8 +305,9 @@ func (r *Run) setPersistError(err error) {
 }
 
 // stop ends the run's tree, recording as final state the one of the first
-// request (cancel or timeout). A run already finished is unaffected.
-func (r *Run) stop(as State) {
+// request (cancel or timeout) and, for a cancel, why. A run already
+// finished is unaffected.
+func (r *Run) stop(as State, why string) {
 	if r.p == nil {
 		return
 	}
@@ -309,7 +316,13 @@ func (r *Run) stop(as State) {
 		return
 	default:
 	}
-	if r.stopAs.CompareAndSwap(nil, as) {
+	r.mu.Lock()
+	won := r.stopAs.CompareAndSwap(nil, as)
+	if won {
+		r.stopWhy = why
+	}
+	r.mu.Unlock()
+	if won {
 		r.p.Terminate()
 	}
 }
@@ -367,7 +380,13 @@ func (r *Run) Wait(ctx context.Context) (Record, error) {
 // the job is terminated) and makes its final state cancelled. It returns at
 // once; idempotent; a finished run is unaffected, and a run already timing
 // out stays timed_out.
-func (r *Run) Cancel() { r.stop(StateCancelled) }
+func (r *Run) Cancel() { r.stop(StateCancelled, "") }
+
+// CancelBecause is Cancel that also says who or what cancelled the run, in
+// words a person reads in the Processes window ("the agent's connection
+// closed"): it becomes Record.CancelledBy if this cancel is the one that
+// ends the run.
+func (r *Run) CancelBecause(why string) { r.stop(StateCancelled, why) }
 
 // Read returns retained output of stream s from byte offset cursor, at most
 // maxBytes (<= 0: 64 KiB). Chunk.Dropped says bytes between cursor and the
@@ -469,7 +488,7 @@ func (e *Executor) watchCancelRequests() {
 				}
 				running++
 				if _, err := os.Stat(cancelPath(e.cfg.StateDir, r.rec.ID)); err == nil {
-					r.Cancel()
+					r.CancelBecause("asked by another agentgate process (the Processes window or agentgate cancel)")
 				}
 			}
 			if running == 0 {

@@ -54,6 +54,10 @@ type Record struct {
 	Signal string `json:"signal,omitempty"`
 	// Error says what went wrong, for failed_to_start and lost.
 	Error string `json:"error,omitempty"`
+	// CancelledBy says, for state cancelled, who or what cancelled the run
+	// when the canceller said so (Run.CancelBecause): "the agent's
+	// connection closed", "the person", …; empty otherwise.
+	CancelledBy string `json:"cancelled_by,omitempty"`
 	// TimeoutMS is the run's timeout in milliseconds.
 	TimeoutMS int64 `json:"timeout_ms"`
 	// StartedAt is when the run was started.

@@ -1,7 +1,6 @@
 package prefs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -365,13 +364,8 @@ func (s *Store) Add(scope Scope, provider, projectRoot string, tokens []string) 
 	if err != nil {
 		return Rule{}, err
 	}
-	if scope == ScopeProject {
-		if err := checkProjectFileUnlinked(file); err != nil {
-			return Rule{}, err
-		}
-	}
 	line := FormatList(tokens)
-	err = editFile(file, func(content []byte) ([]byte, error) {
+	err = s.edit(scope, projectRoot, file, func(content []byte) ([]byte, error) {
 		if containsRule(content, tokens) {
 			return content, nil
 		}
@@ -412,12 +406,7 @@ func (s *Store) Remove(scope Scope, provider, projectRoot string, tokens []strin
 	if err != nil {
 		return err
 	}
-	if scope == ScopeProject {
-		if err := checkProjectFileUnlinked(file); err != nil {
-			return err
-		}
-	}
-	err = editFile(file, func(content []byte) ([]byte, error) {
+	err = s.edit(scope, projectRoot, file, func(content []byte) ([]byte, error) {
 		out, removed := removeRuleLines(content, tokens)
 		if removed == 0 {
 			return nil, fmt.Errorf("%s has no rule %s: nothing removed (list the rules to see their exact tokens)", file, FormatList(tokens))
@@ -438,20 +427,15 @@ func (s *Store) Remove(scope Scope, provider, projectRoot string, tokens []strin
 	return nil
 }
 
-// checkProjectFileUnlinked refuses to edit a project allow-list reached
-// through a symbolic link: its directory (.agentgate) or the file itself.
-// Whoever writes the project (an agent, a cloned repository) controls those
-// names, and a link there would make a rule the person meant for this
-// project land in another file, such as the global list. Reading through a
-// link is harmless (project rules need the person's confirmation anyway);
-// only edits are refused, with an error naming the link.
-func checkProjectFileUnlinked(file string) error {
-	for _, p := range []string{filepath.Dir(file), file} {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symbolic link, so a project rule written there could land in another allow-list; agentgate does not edit project rules through links: replace the link with a plain directory or file, or choose another scope", p)
-		}
+// edit changes scope's list file by transform: a project list beneath its
+// project directory by descriptor (editProjectList), the person's own lists
+// by path (editFile).
+func (s *Store) edit(scope Scope, projectRoot, file string, transform func(content []byte) ([]byte, error)) error {
+	if scope == ScopeProject {
+		key, _ := cleanRoot(projectRoot)
+		return editProjectList(key, transform)
 	}
-	return nil
+	return editFile(file, transform)
 }
 
 // reloadList re-reads one list into a new snapshot.
@@ -499,90 +483,6 @@ func (snap *snapshot) reloadTrust(s *Store) error {
 		snap.reload(s, ScopeProject, "", root)
 	}
 	return err
-}
-
-// editRetries bounds how often editFile starts over because the file changed
-// under it.
-const editRetries = 50
-
-// testHookBeforeCommit, when set by a test, runs after editFile has written
-// its temporary file and before it checks the file is unchanged.
-var testHookBeforeCommit func(path string)
-
-// editFile changes the file at path by transform under a cross-process lock
-// on path+".lock", so concurrent agentgate edits serialise. Editors do not
-// take that lock, so just before replacing the file editFile reads it again;
-// when it changed since transform saw it, editFile starts over from the new
-// content, so a hand edit that lands meanwhile is kept (only a write in the
-// few microseconds between that check and the rename can still be lost). A
-// missing directory is created with mode 0700 and a missing file with 0600;
-// an existing file keeps its mode. transform returning its input unchanged
-// writes nothing.
-func editFile(path string, transform func(content []byte) ([]byte, error)) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("creating the directory for %s: %w", path, err)
-	}
-	unlock, err := lockBeside(path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	for range editRetries {
-		before, perm, err := readForEdit(path)
-		if err != nil {
-			return err
-		}
-		after, err := transform(before)
-		if err != nil {
-			return err
-		}
-		if before != nil && bytes.Equal(after, before) {
-			return nil
-		}
-		tmpName, err := writeTempBeside(path, after, perm)
-		if err != nil {
-			return err
-		}
-		if testHookBeforeCommit != nil {
-			testHookBeforeCommit(path)
-		}
-		now, _, err := readForEdit(path)
-		if err != nil || (now == nil) != (before == nil) || !bytes.Equal(now, before) {
-			os.Remove(tmpName)
-			if err != nil {
-				return err
-			}
-			continue // changed by someone else: redo on the new content
-		}
-		return commitTemp(tmpName, path)
-	}
-	return fmt.Errorf("%s kept changing while agentgate tried to edit it (%d attempts): try again when nothing else is writing it", path, editRetries)
-}
-
-// readForEdit returns the content and permission bits of path; a missing file
-// gives nil content and 0600.
-func readForEdit(path string) ([]byte, os.FileMode, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0o600, nil
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading allow-list %s: %w", path, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading allow-list %s: %w", path, err)
-	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, 0, fmt.Errorf("reading allow-list %s: %w", path, err)
-	}
-	content := buf.Bytes()
-	if content == nil {
-		content = []byte{}
-	}
-	return content, info.Mode().Perm(), nil
 }
 
 // lockBeside takes the cross-process lock file path+".lock" (mode 0600) and

@@ -318,6 +318,9 @@ func RunSummary(rec *exec.Record, now time.Time) string {
 	if exit := CellText(rec, len(Columns)-1, now); exit != "" {
 		state += " " + exit
 	}
+	if rec.State == exec.StateCancelled && rec.CancelledBy != "" {
+		state += " (" + escapeText(rec.CancelledBy) + ")"
+	}
 	parts := []string{state}
 	if d := CellText(rec, 6, now); d != "" {
 		parts = append(parts, d)

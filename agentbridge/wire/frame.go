@@ -16,6 +16,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -177,12 +182,13 @@ var nullID = json.RawMessage("null")
 // id could not be read). Rules, in order:
 //   - not valid UTF-8, or not JSON → CodeParseError;
 //   - a JSON array (a batch; unsupported) or any non-object → CodeInvalidRequest;
-//   - "jsonrpc" other than "2.0", "method" missing or not a non-empty string,
-//     "id" present but not a string or number (null included), or "params"
-//     present but not an object → CodeInvalidRequest.
-//
-// Member names are matched exactly (case-sensitive); unknown top-level
-// members are ignored; a duplicated member makes the frame invalid.
+//   - "id" present but not a string or number (null included) → CodeInvalidRequest;
+//   - a member other than "jsonrpc", "id", "method" and "params" — names
+//     are case-sensitive, so "Method" is such a member — or a member given
+//     twice → CodeInvalidParams with data.code invalid_params, naming the
+//     member (SPEC §8: a gate never guesses which of two values counts);
+//   - "jsonrpc" other than "2.0", "method" missing or not a non-empty
+//     string, or "params" present but not an object → CodeInvalidRequest.
 func DecodeFrame(frame []byte) (*Request, json.RawMessage, *Error) {
 	if !utf8.Valid(frame) {
 		return nil, nullID, NewError(CodeParseError, "parse error: the frame is not valid UTF-8")
@@ -197,7 +203,7 @@ func DecodeFrame(frame []byte) (*Request, json.RawMessage, *Error) {
 		}
 		return nil, nullID, NewError(CodeInvalidRequest, "invalid request: a frame must be a JSON object")
 	}
-	members, dup, err := objectMembers(trimmed)
+	members, problem, err := objectMembers(trimmed, envelopeMembers, "request")
 	if err != nil {
 		return nil, nullID, NewError(CodeParseError, "parse error: "+err.Error())
 	}
@@ -211,8 +217,8 @@ func DecodeFrame(frame []byte) (*Request, json.RawMessage, *Error) {
 			return nil, nullID, NewError(CodeInvalidRequest, "invalid request: \"id\" must be a string or a number")
 		}
 	}
-	if dup != "" {
-		return nil, id, NewError(CodeInvalidRequest, fmt.Sprintf("invalid request: member %q appears twice", dup))
+	if problem != nil {
+		return nil, id, problem
 	}
 	var version string
 	if raw, ok := members["jsonrpc"]; !ok || json.Unmarshal(raw, &version) != nil || version != Version {
@@ -235,31 +241,90 @@ func DecodeFrame(frame []byte) (*Request, json.RawMessage, *Error) {
 	return req, id, nil
 }
 
-// objectMembers splits a valid JSON object into its members, reporting the
-// first duplicated name.
-func objectMembers(obj []byte) (map[string]json.RawMessage, string, error) {
+// envelopeMembers are the members a request object may have.
+var envelopeMembers = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true}
+
+// objectMembers splits a valid JSON object into its members. Besides a
+// syntax error it reports, as an invalid_params error naming the member
+// (where says whose member: "request", "params"), the first member that is
+// not in allowed — names compared exactly, case included — or that appears
+// twice; the members are still returned.
+func objectMembers(obj []byte, allowed map[string]bool, where string) (map[string]json.RawMessage, *Error, error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if _, err := dec.Token(); err != nil { // '{'
-		return nil, "", err
+		return nil, nil, err
 	}
 	members := make(map[string]json.RawMessage, 4)
-	dup := ""
+	var problem *Error
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		name, _ := tok.(string)
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
-		if _, seen := members[name]; seen && dup == "" {
-			dup = name
+		if problem == nil {
+			if _, seen := members[name]; seen {
+				problem = memberError(fmt.Sprintf("%s member %q appears twice; send each member once", where, name))
+			} else if !allowed[name] {
+				problem = memberError(fmt.Sprintf("unknown %s member %q (member names are case-sensitive); the accepted members are %s", where, name, memberList(allowed)))
+			}
 		}
 		members[name] = value
 	}
-	return members, dup, nil
+	return members, problem, nil
+}
+
+// memberError is the invalid_params error for a member problem.
+func memberError(msg string) *Error {
+	msg = "invalid params: " + msg
+	return &Error{Code: CodeInvalidParams, Message: msg, Data: &ErrorData{Code: RefuseInvalidParams, Message: msg}}
+}
+
+// memberList lists allowed member names, sorted and quoted.
+func memberList(allowed map[string]bool) string {
+	names := make([]string, 0, len(allowed))
+	for n := range allowed {
+		names = append(names, strconv.Quote(n))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// paramMembers caches, per params type, the member names its JSON tags
+// accept (map[reflect.Type]map[string]bool).
+var paramMembers sync.Map
+
+// membersOf returns the member names a struct type's fields accept: each
+// exported field's JSON name (its tag's name, else the field name), minus
+// fields tagged "-". Embedded structs are not used by params types.
+func membersOf(t reflect.Type) map[string]bool {
+	if m, ok := paramMembers.Load(t); ok {
+		return m.(map[string]bool)
+	}
+	names := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		names[name] = true
+	}
+	paramMembers.Store(t, names)
+	return names
 }
 
 // firstByte returns the first non-space byte of a JSON value, or 0.
@@ -271,13 +336,24 @@ func firstByte(v []byte) byte {
 	return v[0]
 }
 
-// DecodeParams unmarshals params into dst strictly: unknown fields are an
-// error (a misspelt option must not be silently ignored by a gate). Absent
-// params decode as {}. The error is a CodeInvalidParams error naming the
-// problem.
+// DecodeParams unmarshals params into dst, a pointer to a params struct,
+// strictly: every member must be one of dst's JSON member names exactly —
+// case-sensitive, where encoding/json alone would match "Argv" to "argv" —
+// and appear once, where encoding/json alone would let the last of two
+// win; a misspelt option must not be silently ignored by a gate, and a gate
+// never guesses which of two values counts. Absent params decode as {}.
+// The error is a CodeInvalidParams error (data.code invalid_params) naming
+// the member or the problem.
 func DecodeParams(params json.RawMessage, dst any) *Error {
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
+	}
+	if t := reflect.TypeOf(dst); t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		if firstByte(params) == '{' {
+			if _, problem, err := objectMembers(params, membersOf(t.Elem()), "params"); err == nil && problem != nil {
+				return problem
+			}
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.DisallowUnknownFields()

@@ -74,7 +74,7 @@ func TestDecodeFrame(t *testing.T) {
 		{"request", `{"jsonrpc":"2.0","id":1,"method":"hello","params":{"provider":"x"}}`, 0, "1", "hello"},
 		{"string id", `{"jsonrpc":"2.0","id":"a","method":"exec.list"}`, 0, `"a"`, "exec.list"},
 		{"notification", `{"jsonrpc":"2.0","method":"app.show"}`, 0, "null", "app.show"},
-		{"unknown member ignored", `{"jsonrpc":"2.0","id":2,"method":"m","extra":true}`, 0, "2", "m"},
+		{"unknown member refused", `{"jsonrpc":"2.0","id":2,"method":"m","extra":true}`, CodeInvalidParams, "2", ""},
 		{"not json", `{"jsonrpc":`, CodeParseError, "null", ""},
 		{"invalid utf-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", CodeParseError, "null", ""},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"hello"}]`, CodeInvalidRequest, "null", ""},
@@ -87,8 +87,9 @@ func TestDecodeFrame(t *testing.T) {
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"hello"}`, CodeInvalidRequest, "null", ""},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"hello"}`, CodeInvalidRequest, "null", ""},
 		{"params array", `{"jsonrpc":"2.0","id":5,"method":"hello","params":[1]}`, CodeInvalidRequest, "5", ""},
-		{"duplicate member", `{"jsonrpc":"2.0","id":6,"method":"hello","method":"exec.list"}`, CodeInvalidRequest, "6", ""},
-		{"case matters", `{"JSONRPC":"2.0","id":7,"Method":"hello"}`, CodeInvalidRequest, "7", ""},
+		{"duplicate member", `{"jsonrpc":"2.0","id":6,"method":"hello","method":"exec.list"}`, CodeInvalidParams, "6", ""},
+		{"case matters", `{"JSONRPC":"2.0","id":7,"Method":"hello"}`, CodeInvalidParams, "7", ""},
+		{"params in another case", `{"jsonrpc":"2.0","id":8,"method":"hello","Params":{}}`, CodeInvalidParams, "8", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,6 +113,51 @@ func TestDecodeFrame(t *testing.T) {
 				t.Fatalf("request returned with an error")
 			}
 		})
+	}
+}
+
+// TestStrictMembers: a member in another case, repeated, or unknown is
+// refused with invalid_params naming it — in the envelope and in params.
+func TestStrictMembers(t *testing.T) {
+	frames := []struct {
+		frame  string
+		member string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"exec.list","Method":"hello"}`, `"Method"`},
+		{`{"jsonrpc":"2.0","id":1,"method":"exec.list","id":2}`, `"id"`},
+		{`{"jsonrpc":"2.0","id":1,"method":"exec.list","extra":null}`, `"extra"`},
+	}
+	for _, tc := range frames {
+		_, _, rerr := DecodeFrame([]byte(tc.frame))
+		if rerr == nil || rerr.Code != CodeInvalidParams || rerr.Data == nil || rerr.Data.Code != RefuseInvalidParams || !strings.Contains(rerr.Message, tc.member) {
+			t.Errorf("%s: error = %v, want invalid_params naming %s", tc.frame, rerr, tc.member)
+		}
+	}
+	params := []struct {
+		params string
+		member string
+	}{
+		{`{"Argv":["rm","-rf","/"],"cwd":"."}`, `"Argv"`},
+		{`{"argv":["true"],"ARGV":["rm","-rf","/"]}`, `"ARGV"`},
+		{`{"argv":["true"],"argv":["rm","-rf","/"]}`, `"argv"`},
+		{`{"argv":["true"],"timeout_ms":5,"timeout_ms":600000}`, `"timeout_ms"`},
+		{`{"argv":["true"],"env":{"LD_PRELOAD":"x"}}`, `"env"`},
+		{`{"argv":["true"],"Cwd":"/"}`, `"Cwd"`},
+	}
+	for _, tc := range params {
+		var p ProposeParams
+		rerr := DecodeParams(json.RawMessage(tc.params), &p)
+		if rerr == nil || rerr.Code != CodeInvalidParams || rerr.Data == nil || rerr.Data.Code != RefuseInvalidParams || !strings.Contains(rerr.Message, tc.member) {
+			t.Errorf("%s: error = %v, want invalid_params naming %s", tc.params, rerr, tc.member)
+		}
+	}
+	var e Empty
+	if rerr := DecodeParams(json.RawMessage(`{"x":1}`), &e); rerr == nil || !strings.Contains(rerr.Message, `"x"`) {
+		t.Errorf("a member in params that take none: %v", rerr)
+	}
+	var p ProposeParams
+	if rerr := DecodeParams(json.RawMessage(`{"argv":["true"],"cwd":".","stdin":"","stdin_encoding":"base64","timeout_ms":5,"reason":"r","wait_ms":1,"max_bytes":2,"encoding":"text"}`), &p); rerr != nil {
+		t.Errorf("every documented member: %v", rerr)
 	}
 }
 

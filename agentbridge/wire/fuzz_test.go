@@ -36,7 +36,7 @@ func FuzzDecodeFrame(f *testing.F) {
 				if req != nil {
 					t.Fatalf("request and error both returned")
 				}
-				if rerr.Code != CodeParseError && rerr.Code != CodeInvalidRequest {
+				if rerr.Code != CodeParseError && rerr.Code != CodeInvalidRequest && rerr.Code != CodeInvalidParams {
 					t.Fatalf("unexpected code %d", rerr.Code)
 				}
 			} else if req.Method == "" || (req.Params != nil && firstByte(req.Params) != '{') {
