@@ -52,7 +52,7 @@ func TestRunSummary(t *testing.T) {
 			"timed out SIGKILL · 30 s · app"},
 		{exec.Record{State: exec.StateExited, ExitCode: &zero}, "exited 0"},
 		{exec.Record{State: exec.StateCancelled, Signal: "SIGTERM", CancelledBy: "the agent's connection closed", StartedAt: start, EndedAt: start.Add(4 * time.Second)},
-			"cancelled SIGTERM (the agent's connection closed) · 4 s"},
+			"cancelled SIGTERM (the agent's connection closed) · 4.0 s"},
 	} {
 		assert.Equal(t, tc.want, RunSummary(&tc.rec, start.Add(2*time.Minute)))
 	}
