@@ -51,6 +51,11 @@ type Config struct {
 	// Approver asks a person; nil means nobody can be asked (SetApprover
 	// can attach one later).
 	Approver Approver
+	// NoApproverReason is the text of the no_approver refusal a proposal
+	// without a rule gets while there is no Approver: why nobody can be
+	// asked and how a person can approve. "" means the default, which
+	// suggests a rule or starting the agentgate app.
+	NoApproverReason string
 	// MaxFinishedPerSession caps the finished proposals a session remembers
 	// for exec.wait/exec.list (oldest forgotten first); 0 means 1000.
 	MaxFinishedPerSession int
@@ -96,6 +101,9 @@ func NewBroker(cfg Config) (*Broker, error) {
 	}
 	if cfg.PathEnv == "" {
 		cfg.PathEnv = os.Getenv("PATH")
+	}
+	if cfg.NoApproverReason == "" {
+		cfg.NoApproverReason = "no allow-list rule allows this command and nobody can be asked to approve it right now; add a rule (agentgate allow add) or start the agentgate app"
 	}
 	if cfg.MaxFinishedPerSession <= 0 {
 		cfg.MaxFinishedPerSession = 1000
@@ -408,7 +416,7 @@ func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings)
 		return wire.Refuse(wire.RefuseWithdrawn, "the session is closed")
 	}
 	if b.approver == nil {
-		return wire.Refuse(wire.RefuseNoApprover, "no allow-list rule allows this command and nobody can be asked to approve it right now; add a rule (agentgate allow add) or start the agentgate app")
+		return wire.Refuse(wire.RefuseNoApprover, b.cfg.NoApproverReason)
 	}
 	if s.pending >= settings.MaxPendingPerSession {
 		return wire.Refuse(wire.RefuseTooManyPending, fmt.Sprintf("this session already has %d proposals waiting for a person (the limit); wait for answers or cancel some", s.pending))

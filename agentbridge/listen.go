@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -27,17 +28,26 @@ type Listener struct {
 	path string
 	// lock is held while listening; the OS releases it if the process dies.
 	lock *flock.Flock
+	// closeOnce makes Close act once: a second Close must not remove a
+	// socket that another agentgate created after the lock was released.
+	closeOnce sync.Once
+	// closeErr is the first Close's result.
+	closeErr error
 }
 
 // Path returns the socket path.
 func (l *Listener) Path() string { return l.path }
 
-// Close stops listening, removes the socket file and releases the lock.
+// Close stops listening, removes the socket file and releases the lock, in
+// that order, so whoever takes the lock next finds no socket file. Calls
+// after the first do nothing and return its result.
 func (l *Listener) Close() error {
-	err := l.Listener.Close()
-	os.Remove(l.path) // already unlinked by net on Unix; harmless otherwise
-	l.lock.Unlock()
-	return err
+	l.closeOnce.Do(func() {
+		l.closeErr = l.Listener.Close()
+		os.Remove(l.path) // already unlinked by net on Unix; harmless otherwise
+		l.lock.Unlock()
+	})
+	return l.closeErr
 }
 
 // showTimeout bounds the conversation with an already running instance.

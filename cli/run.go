@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/agentbridge"
-	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/host"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/display"
@@ -73,16 +73,20 @@ func runRun(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "agentgate run: the working directory %s: %v\n", display.Word(dir), err)
 		return exitDeclined
 	}
-	h, err := openHost(e, exec.HostCLI, "cli")
+	h, err := host.Open(context.Background(), host.Options{Paths: e.paths, Kind: exec.HostCLI, AuditHost: "cli"})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentgate run: %v\n", err)
 		return exitDeclined
 	}
-	defer h.close()
-	if e.stdinIsTerminal() {
-		h.broker.SetApprover(newTerminalApprover(e.stdin, e.stderr, h.store))
+	defer h.Close()
+	if h.SettingsErr != nil {
+		fmt.Fprintf(e.stderr, "agentgate run: %v\n", h.SettingsErr)
+		return exitDeclined
 	}
-	session, werr := h.broker.OpenSession(wire.HelloParams{Provider: *provider, ProjectRoot: root, Client: "agentgate run"}, wire.Peer{PID: os.Getpid()})
+	if e.stdinIsTerminal() {
+		h.Broker.SetApprover(newTerminalApprover(e.stdin, e.stderr, h.Store))
+	}
+	session, werr := h.Broker.OpenSession(wire.HelloParams{Provider: *provider, ProjectRoot: root, Client: "agentgate run"}, wire.Peer{PID: os.Getpid()})
 	if werr != nil {
 		fmt.Fprintf(e.stderr, "agentgate run: %s\n", werr.Message)
 		return exitDeclined
@@ -102,14 +106,14 @@ func runRun(args []string, e env) int {
 	}
 	proposed, werr := session.Propose(params)
 	if werr != nil {
-		return reportRefusal(e, werr, argv, *provider, h.store)
+		return reportRefusal(e, werr, argv, *provider, h.Store)
 	}
 	if proposed.State == wire.StatePending || proposed.State == wire.StateQueued {
-		if code, done := awaitStart(ctx, e, session, proposed.RunID, argv, *provider, h.store); done {
+		if code, done := awaitStart(ctx, e, session, proposed.RunID, argv, *provider, h.Store); done {
 			return code
 		}
 	}
-	run, ok := h.executor.Get(proposed.RunID)
+	run, ok := h.Executor.Get(proposed.RunID)
 	if !ok {
 		fmt.Fprintf(e.stderr, "agentgate run: run %s did not start\n", proposed.RunID)
 		return exitDeclined
@@ -252,57 +256,4 @@ func reportRefusal(e env, werr *wire.Error, argv []string, provider string, stor
 	}
 	fmt.Fprintf(e.stderr, "or run `agentgate allow add -- %s` in a terminal.\n", display.Command(argv))
 	return exitDeclined
-}
-
-// host is an in-process broker with its own executor, as `run` and the
-// tests use it.
-type host struct {
-	store    *prefs.Store
-	executor *exec.Executor
-	log      *audit.Log
-	broker   *agentbridge.Broker
-}
-
-// openHost opens the allow-lists, settings, audit log (written as
-// auditHost), an executor of kind and a broker over them, with no approver.
-func openHost(e env, kind exec.HostKind, auditHost string) (*host, error) {
-	settings, err := prefs.LoadSettings(e.paths)
-	if err != nil {
-		return nil, err
-	}
-	store, err := prefs.Open(e.paths)
-	if err != nil {
-		return nil, err
-	}
-	env := os.Environ()
-	executor, err := exec.New(exec.Config{StateDir: e.paths.StateDir, HostKind: kind, Env: env, Grace: settings.Grace, SpillCap: settings.OutputMaxBytes})
-	if err != nil {
-		return nil, fmt.Errorf("starting the executor: %v", err)
-	}
-	log, err := audit.Open(audit.Path(e.paths.StateDir), audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: auditHost})
-	if err != nil {
-		return nil, fmt.Errorf("opening the audit log (nothing runs unrecorded): %v", err)
-	}
-	broker, err := agentbridge.NewBroker(agentbridge.Config{
-		Executor: executor, Rules: store, Audit: log,
-		Settings: func() prefs.Settings { return settings },
-		PathEnv:  exec.PathFromEnv(env), StateDir: e.paths.StateDir,
-	})
-	if err != nil {
-		log.Close()
-		return nil, err
-	}
-	return &host{store: store, executor: executor, log: log, broker: broker}, nil
-}
-
-func (h *host) close() {
-	h.executor.CancelAll()
-	for _, r := range h.executor.Runs() {
-		<-r.Done()
-	}
-	// Final run records are written in the background; finish them before
-	// this process exits, or the next app start would mark the runs lost.
-	h.executor.Flush()
-	h.broker.Close()
-	h.log.Close()
 }

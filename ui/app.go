@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/host"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/display"
@@ -56,69 +57,33 @@ func Main() int {
 	return 0
 }
 
-// run wires the bridge, the executor, the allow-lists and the windows, and
-// runs the Fyne event loop until Quit.
+// run assembles the gate (agentbridge/host), builds the windows over it
+// and runs the Fyne event loop until Quit.
 func run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	paths := prefs.DefaultPaths()
-	// The broker reads the settings for every proposal (an edit of
-	// settings.json applies to the next one); what the executor and the
-	// audit log take at start-up applies at the next start.
-	settingsSrc, settingsErr := prefs.NewSettingsSource(paths)
-	settings := settingsSrc.Get()
 	sock, err := wire.SocketPath()
 	if err != nil {
 		return err
 	}
-	ln, err := agentbridge.Listen(sock)
+	paths := prefs.DefaultPaths()
+	h, err := host.Open(ctx, host.Options{Paths: paths, Kind: exec.HostApp, AuditHost: "app", Socket: sock})
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-
-	store, err := prefs.Open(paths)
-	if err != nil {
-		return fmt.Errorf("reading the allow-lists in %s: %w", paths.ConfigDir, err)
-	}
-	go func() { _ = store.Watch(ctx) }()
-	if _, err := exec.MarkLost(paths.StateDir); err != nil {
-		fmt.Fprintln(os.Stderr, "agentgate: marking runs of dead hosts as lost:", err)
-	}
-	env := exec.HostEnv(ctx, exec.HostApp)
-	executor, err := exec.New(exec.Config{StateDir: paths.StateDir, HostKind: exec.HostApp, Env: env,
-		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes})
-	if err != nil {
-		return err
-	}
-	auditPath := audit.Path(paths.StateDir)
-	log, err := audit.Open(auditPath, audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: "app"})
-	if err != nil {
-		return fmt.Errorf("opening the audit log (nothing runs unrecorded): %w", err)
-	}
-	defer log.Close()
-	broker, err := agentbridge.NewBroker(agentbridge.Config{
-		Executor: executor, Rules: store, Audit: log,
-		Settings: settingsSrc.Get,
-		PathEnv:  exec.PathFromEnv(env), StateDir: paths.StateDir,
-	})
-	if err != nil {
-		return err
-	}
-	_ = exec.PruneRecords(paths.StateDir, settings.RetainRuns)
+	defer h.Close()
 
 	a := app.NewWithID(AppID)
 	exe, _ := os.Executable()
 	d := &desk{
-		app: a, queue: &Queue{}, rules: store, gate: broker, paths: paths, executor: executor,
-		past:      cachedPast(auditPath),
+		app: a, queue: &Queue{}, rules: h.Store, gate: h.Broker, paths: paths, executor: h.Executor,
+		past:      cachedPast(h.AuditPath),
 		autostart: Autostart{ConfigHome: xdg.ConfigHome, Executable: exe},
 		tray:      trayHostPresent(),
 	}
 	d.build()
-	broker.SetApprover(d.queue)
-	server := agentbridge.NewServer(broker, agentbridge.ServerOptions{OnShow: func() { fyne.Do(d.showMain) }})
-	go func() { _ = server.Serve(ln) }()
+	h.Broker.SetApprover(d.queue)
+	h.Serve(agentbridge.ServerOptions{OnShow: func() { fyne.Do(d.showMain) }})
 	d.watchRuns(ctx)
 	// Agents update themselves: warn when one setup wired is newer than the
 	// versions agentgate was tested with (off every hook's path).
@@ -128,23 +93,10 @@ func run() error {
 			fyne.Do(func() { a.SendNotification(fyne.NewNotification("agentgate: check your agent", w)) })
 		}
 	}()
-	if settingsErr != nil {
-		fyne.Do(func() { dialog.ShowError(fmt.Errorf("%w — using the default settings", settingsErr), d.main) })
+	if h.SettingsErr != nil {
+		fyne.Do(func() { dialog.ShowError(fmt.Errorf("%w — using the default settings", h.SettingsErr), d.main) })
 	}
 	d.main.ShowAndRun()
-
-	broker.SetApprover(nil)
-	server.Close()
-	broker.Close()
-	executor.CancelAll()
-	for _, r := range executor.Runs() {
-		waitCtx, stop := context.WithTimeout(context.Background(), settings.Grace+3*time.Second)
-		_, _ = r.Wait(waitCtx)
-		stop()
-	}
-	// The final run records are written in the background: finish them, so
-	// the next start does not mark these runs lost.
-	executor.Flush()
 	return nil
 }
 

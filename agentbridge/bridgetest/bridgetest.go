@@ -1,7 +1,8 @@
 // Package bridgetest starts a real bridge for tests anywhere in the
-// repository: a real socket in a fresh private directory, fresh config and
-// state directories, a real exec.Executor, a real prefs.Store, a real audit
-// log and the scripted approver of agentbridge/approvertest.
+// repository, assembled by agentbridge/host as the app's is: a real socket
+// in a fresh private directory, fresh config and state directories, a real
+// exec.Executor, a real prefs.Store, a real audit log and the scripted
+// approver of agentbridge/approvertest.
 //
 // The executor re-executes the test binary as each run's supervisor, so a
 // package using bridgetest must call unixpg.MaybeSupervise() first thing in
@@ -14,12 +15,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/approvertest"
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/client"
+	"github.com/agentgate/agentgate/agentbridge/host"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/prefs"
@@ -61,6 +62,8 @@ type Bridge struct {
 	Rules *prefs.Store
 	// Audit is the audit log writer.
 	Audit *audit.Log
+	// Host is the assembled gate (agentbridge/host) the fields above come from.
+	Host *host.Host
 
 	// mu guards settings.
 	mu sync.Mutex
@@ -99,31 +102,18 @@ func Start(t testing.TB, opts Options) *Bridge {
 			t.Fatalf("bridgetest: %v", err)
 		}
 	}
-	settings := b.Settings()
-	b.Executor, err = exec.New(exec.Config{StateDir: b.Paths.StateDir, HostKind: exec.HostApp, Env: os.Environ(), Grace: settings.Grace})
-	if err != nil {
-		t.Fatalf("bridgetest: executor: %v", err)
-	}
-	if b.Rules, err = prefs.Open(b.Paths); err != nil {
-		t.Fatalf("bridgetest: allow-lists: %v", err)
-	}
-	b.AuditPath = audit.Path(b.Paths.StateDir)
-	if b.Audit, err = audit.Open(b.AuditPath, audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: "app"}); err != nil {
-		t.Fatalf("bridgetest: audit: %v", err)
-	}
-	cfg := agentbridge.Config{Executor: b.Executor, Rules: b.Rules, Audit: b.Audit, Settings: b.Settings,
-		PathEnv: os.Getenv("PATH"), StateDir: b.Paths.StateDir, MaxFinishedPerSession: opts.MaxFinishedPerSession}
+	cfg := host.Options{Paths: b.Paths, Kind: exec.HostApp, AuditHost: "app", Socket: b.Socket, Env: os.Environ(),
+		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession}
 	if !opts.NoApprover {
 		b.Approver = approvertest.New(opts.Steps...)
 		cfg.Approver = b.Approver
 	}
-	if b.Broker, err = agentbridge.NewBroker(cfg); err != nil {
-		t.Fatalf("bridgetest: broker: %v", err)
-	}
-	ln, err := agentbridge.Listen(b.Socket)
+	h, err := host.Open(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("bridgetest: listen: %v", err)
+		t.Fatalf("bridgetest: %v", err)
 	}
+	b.Host = h
+	b.Broker, b.Executor, b.Rules, b.Audit, b.AuditPath = h.Broker, h.Executor, h.Store, h.Audit, h.AuditPath
 	var logMu sync.Mutex
 	testOver := false
 	logf := func(format string, args ...any) { // t.Logf panics once the test is over
@@ -138,26 +128,9 @@ func Start(t testing.TB, opts Options) *Bridge {
 		testOver = true
 		logMu.Unlock()
 	})
-	b.Server = agentbridge.NewServer(b.Broker, agentbridge.ServerOptions{OnShow: opts.OnShow, Logf: logf})
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		b.Server.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		b.Server.Close()
-		ln.Close()
-		<-served
-		b.Executor.CancelAll()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		for _, r := range b.Executor.Runs() {
-			r.Wait(ctx)
-		}
-		b.Broker.Close() // waits for the broker's goroutines, which may forget runs
-		b.Executor.Flush()
-		b.Audit.Close()
-	})
+	h.Serve(agentbridge.ServerOptions{OnShow: opts.OnShow, Logf: logf})
+	b.Server = h.Server
+	t.Cleanup(h.Close)
 	return b
 }
 

@@ -1,0 +1,206 @@
+// Package host is agentgate's composition root: it assembles the gate —
+// allow-list store, settings source, executor, audit log, broker and, for a
+// host that serves agents, the socket server — for a given Approver and host
+// kind. The desktop app (ui), its headless form, `agentgate run` (cli) and
+// the tests (agentbridge/bridgetest) all build their gate here, so the gate
+// is wired one way only.
+//
+// It knows no window toolkit: the Approver is whatever asks the person (the
+// desktop card, the terminal prompt, a scripted fake), or nil.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/agentgate/agentgate/agentbridge"
+	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/prefs"
+)
+
+// Options say what kind of gate to assemble.
+type Options struct {
+	// Paths locate the configuration (allow-lists, settings) and the state
+	// (run records, audit log).
+	Paths prefs.Paths
+	// Kind is the host kind written into every run record (exec.HostApp,
+	// exec.HostCLI).
+	Kind exec.HostKind
+	// AuditHost names this process in every audit line ("app", "cli").
+	AuditHost string
+	// Socket is where the bridge serves agents; "" serves none (`agentgate
+	// run` hosts its one command in-process). A host with a socket is long
+	// lived: at Open it marks runs of dead hosts lost, prunes old run
+	// records and follows the allow-list files.
+	Socket string
+	// Env is every run's environment; nil means exec.HostEnv(ctx, Kind) (the
+	// login shell's for the app, this process's otherwise).
+	Env []string
+	// Settings returns the settings in force, read per proposal; nil means
+	// the settings file, re-read when it changes (prefs.SettingsSource).
+	Settings func() prefs.Settings
+	// Approver asks the person when no rule decides; nil asks nobody (such
+	// proposals are refused with no_approver) until Broker.SetApprover.
+	Approver agentbridge.Approver
+	// NoApproverReason replaces the no_approver refusal's text (see
+	// agentbridge.Config); "" keeps the default.
+	NoApproverReason string
+	// MaxFinishedPerSession is passed to the broker (0: its default).
+	MaxFinishedPerSession int
+}
+
+// Host is an assembled gate. Its parts are exported for the host's own
+// front end (windows, terminal, tests); Close takes it down in order.
+type Host struct {
+	// Paths are the configuration and state directories.
+	Paths prefs.Paths
+	// Settings returns the settings in force.
+	Settings func() prefs.Settings
+	// SettingsErr is why the settings file could not be loaded at Open (the
+	// defaults are in force then); nil when it loaded or is absent.
+	SettingsErr error
+	// Store holds the allow-lists.
+	Store *prefs.Store
+	// Executor runs the approved commands of this host.
+	Executor *exec.Executor
+	// AuditPath is the audit log file.
+	AuditPath string
+	// Audit writes the audit log.
+	Audit *audit.Log
+	// Broker takes proposals along SPEC §1's path.
+	Broker *agentbridge.Broker
+	// Listener is the bridge socket, nil without Options.Socket.
+	Listener *agentbridge.Listener
+	// Server serves the socket once Serve was called (nil before, and
+	// without a socket).
+	Server *agentbridge.Server
+
+	// stop ends the allow-list watcher.
+	stop context.CancelFunc
+	// served is closed when Server.Serve returned (nil before Serve).
+	served chan struct{}
+	// closeOnce makes Close idempotent.
+	closeOnce sync.Once
+}
+
+// shutdownSlack is how long Close waits, beyond the kill grace, for the runs
+// it cancelled to end: a cancelled run ends within the grace plus the time
+// its supervisor takes to report (docs/lifetime.md).
+const shutdownSlack = 10 * time.Second
+
+// Open assembles the gate. With a Socket it listens first, so a second
+// start learns at once that an agentgate already serves (the error then
+// wraps agentbridge.ErrAlreadyRunning and the running one was asked to show
+// its window) before anything else is opened. The allow-lists must be
+// readable and the audit log writable (a gate that cannot record runs
+// nothing); a settings file that does not load leaves the defaults in force
+// and is reported in SettingsErr. Nothing is served until Serve.
+func Open(ctx context.Context, opts Options) (h *Host, err error) {
+	h = &Host{Paths: opts.Paths, AuditPath: audit.Path(opts.Paths.StateDir)}
+	var cleanup []func()
+	defer func() {
+		if err != nil {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
+			}
+		}
+	}()
+	if opts.Socket != "" {
+		if h.Listener, err = agentbridge.Listen(opts.Socket); err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { h.Listener.Close() })
+	}
+	h.Settings = opts.Settings
+	if h.Settings == nil {
+		src, err := prefs.NewSettingsSource(opts.Paths)
+		h.Settings, h.SettingsErr = src.Get, err
+	}
+	settings := h.Settings()
+	if h.Store, err = prefs.Open(opts.Paths); err != nil {
+		return nil, fmt.Errorf("reading the allow-lists in %s: %w", opts.Paths.ConfigDir, err)
+	}
+	watchCtx, stop := context.WithCancel(context.Background())
+	h.stop = stop
+	cleanup = append(cleanup, stop)
+	if opts.Socket != "" {
+		go func() { _ = h.Store.Watch(watchCtx) }()
+		if _, err := exec.MarkLost(opts.Paths.StateDir); err != nil {
+			fmt.Fprintln(os.Stderr, "agentgate: marking runs of dead hosts as lost:", err)
+		}
+	}
+	env := opts.Env
+	if env == nil {
+		env = exec.HostEnv(ctx, opts.Kind)
+	}
+	if h.Executor, err = exec.New(exec.Config{StateDir: opts.Paths.StateDir, HostKind: opts.Kind, Env: env,
+		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes}); err != nil {
+		return nil, fmt.Errorf("starting the executor: %w", err)
+	}
+	if h.Audit, err = audit.Open(h.AuditPath, audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: opts.AuditHost}); err != nil {
+		return nil, fmt.Errorf("opening the audit log (nothing runs unrecorded): %w", err)
+	}
+	cleanup = append(cleanup, func() { h.Audit.Close() })
+	if h.Broker, err = agentbridge.NewBroker(agentbridge.Config{
+		Executor: h.Executor, Rules: h.Store, Audit: h.Audit, Settings: h.Settings,
+		PathEnv: exec.PathFromEnv(env), StateDir: opts.Paths.StateDir, Approver: opts.Approver,
+		NoApproverReason: opts.NoApproverReason, MaxFinishedPerSession: opts.MaxFinishedPerSession,
+	}); err != nil {
+		return nil, err
+	}
+	if opts.Socket != "" {
+		_ = exec.PruneRecords(opts.Paths.StateDir, settings.RetainRuns)
+	}
+	return h, nil
+}
+
+// Serve starts serving the socket in the background with the given server
+// options (app.show's handler, diagnostics). It does nothing without a
+// socket, or when called again.
+func (h *Host) Serve(opts agentbridge.ServerOptions) {
+	if h.Listener == nil || h.Server != nil {
+		return
+	}
+	h.Server = agentbridge.NewServer(h.Broker, opts)
+	h.served = make(chan struct{})
+	go func() {
+		defer close(h.served)
+		if err := h.Server.Serve(h.Listener); err != nil && !errors.Is(err, agentbridge.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "agentgate:", err)
+		}
+	}()
+}
+
+// Close takes the gate down in order: nobody is asked any more, the socket
+// closes (connections end, pending proposals are withdrawn), every run of
+// this host is cancelled and waited for (up to the kill grace plus
+// shutdownSlack), the broker stops, the final run records are written (so
+// the next start does not mark these runs lost) and the audit log closes.
+// It is idempotent.
+func (h *Host) Close() {
+	h.closeOnce.Do(func() {
+		h.Broker.SetApprover(nil)
+		if h.Server != nil {
+			h.Server.Close()
+			<-h.served
+		}
+		if h.Listener != nil {
+			h.Listener.Close()
+		}
+		h.Executor.CancelAll()
+		ctx, cancel := context.WithTimeout(context.Background(), h.Settings().Grace+shutdownSlack)
+		for _, r := range h.Executor.Runs() {
+			_, _ = r.Wait(ctx)
+		}
+		cancel()
+		h.Broker.Close()
+		h.Executor.Flush()
+		h.Audit.Close()
+		h.stop()
+	})
+}
