@@ -8,8 +8,16 @@
 // (global, provider, project; see Scope and Paths); a Store reads them,
 // decides (Decide), edits them keeping every other byte (Add, Remove),
 // follows hand edits (Watch) and tracks which project rules a person
-// confirmed (Untrusted, Trust). docs/allow-lists.md describes the files for
-// the people who edit them.
+// confirmed (Untrusted, Trust). The argument guard (Guard) keeps a
+// rule-matched command from running without a person when an argument
+// beyond the rule makes its program write outside its obvious output, run
+// another program or work on another directory, when a wrapper hides the
+// command, or when the git repository it works on is configured to run a
+// program; the catalog it reads is one list with the launchers of SPEC §3
+// (programs.go). docs/allow-lists.md describes both for the people who
+// edit rules.
 //
-// prefs imports no other agentgate package.
+// prefs imports no other agentgate package but the leaves exec/display
+// (the display form of findings) and exec/envrisk (the variables that
+// steer programs).
 package prefs

@@ -45,6 +45,11 @@ var Names = []string{
 	"RUBYOPT", "RUBYLIB", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE",
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "JAVA_HOME",
 	"PHPRC", "PHP_INI_SCAN_DIR", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "TCLLIBPATH", "R_PROFILE_USER",
+	// Option variables of the programs in the argument guard's catalog:
+	// each can hold a dangerous option the command line does not show
+	// (rg --pre, tar --to-command, zip -TT, rsync -e, man -P…).
+	"RIPGREP_CONFIG_PATH", "CURL_HOME", "WGETRC", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "UNZIPOPT", "RSYNC_RSH",
+	"RSYNC_CONNECT_PROG", "CVS_RSH", "MANOPT", "AWKPATH", "AWKLIBPATH",
 	// Build tools that run a configured program.
 	"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOROOT", "CC", "CXX", "CPP", "LD", "AR", "CGO_CFLAGS", "CGO_LDFLAGS",
 	"RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOCFLAGS", "RUSTFLAGS", "CARGO_HOME",

@@ -30,6 +30,8 @@ func TestSteers(t *testing.T) {
 		{"npm_config_script_shell", false, true},
 		{"NPM_CONFIG_USERCONFIG", false, true},
 		{"GOFLAGS", false, true},
+		{"TAR_OPTIONS", false, true},
+		{"RIPGREP_CONFIG_PATH", false, true},
 		{"ld_preload", false, false}, // the loader reads LD_PRELOAD only
 		{"ld_preload", true, true},   // Windows names fold case
 		{"Path", true, true},
