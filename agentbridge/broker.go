@@ -35,6 +35,9 @@ type Config struct {
 	Executor *exec.Executor
 	// Rules decides by allow-list; nil means no rules (every proposal asks).
 	Rules *prefs.Store
+	// Grants holds the person's temporary grants, read on every proposal no
+	// rule allows; nil means none.
+	Grants *prefs.Grants
 	// Audit records every step. Required: a gate that cannot record refuses.
 	Audit *audit.Log
 	// Settings returns the current settings; read on every proposal, so a
@@ -303,33 +306,29 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 		ProjectRoot: s.ProjectRoot, Command: cmd, Reason: p.Reason, Proposed: time.Now()}
 	t := &ticket{id: id, session: s, req: req, binding: bindingOf(cmd), changed: make(chan struct{})}
 
-	// 3. Decide by rule.
-	if b.cfg.Rules != nil {
-		if d := b.cfg.Rules.Decide(cmd.Argv, s.Provider, s.ProjectRoot); d.Allowed && d.Rule != nil {
-			t.rule = ruleRef(d.Rule)
-			decision := bound(audit.Entry{Kind: audit.KindDecision, RunID: id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, t)
-			// Written before the start (a crash of agentgate loses nothing),
-			// fsynced while the run starts, and durable before the agent
-			// hears back. If the fsync fails the run is ended at once and
-			// the agent is told why.
-			syncAudit, err := b.cfg.Audit.AppendThenSync(withProvenance(s, []audit.Entry{proposal, decision})...)
-			if err != nil {
-				b.logErr(err)
-				return wire.ProposeResult{}, auditFailed(err)
-			}
-			synced := make(chan error, 1)
-			go func() { synced <- syncAudit() }()
-			werr := b.admit(t, settings)
-			if err := <-synced; err != nil {
-				b.logErr(err)
-				b.cancelTicket(t, wire.StateDenied, auditFailed(err), audit.DecisionDenied, "the audit log could not be made durable")
-				return wire.ProposeResult{}, auditFailed(err)
-			}
-			if werr != nil {
-				return wire.ProposeResult{}, werr
-			}
-			return s.proposeResult(t, false), nil
+	// 3. Decide by rule, else by a person's temporary grant.
+	if decision, ok := b.decideAhead(s, t); ok {
+		// Written before the start (a crash of agentgate loses nothing),
+		// fsynced while the run starts, and durable before the agent
+		// hears back. If the fsync fails the run is ended at once and
+		// the agent is told why.
+		syncAudit, err := b.cfg.Audit.AppendThenSync(withProvenance(s, []audit.Entry{proposal, decision})...)
+		if err != nil {
+			b.logErr(err)
+			return wire.ProposeResult{}, auditFailed(err)
 		}
+		synced := make(chan error, 1)
+		go func() { synced <- syncAudit() }()
+		werr := b.admit(t, settings)
+		if err := <-synced; err != nil {
+			b.logErr(err)
+			b.cancelTicket(t, wire.StateDenied, auditFailed(err), audit.DecisionDenied, "the audit log could not be made durable")
+			return wire.ProposeResult{}, auditFailed(err)
+		}
+		if werr != nil {
+			return wire.ProposeResult{}, werr
+		}
+		return s.proposeResult(t, false), nil
 	}
 
 	// 4. Ask a person, never allow by default.
@@ -340,6 +339,32 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 		return wire.ProposeResult{}, b.refuse(s, id, werr)
 	}
 	return s.proposeResult(t, true), nil
+}
+
+// decideAhead looks for what a person decided ahead of time for t's
+// command: an allow-list rule (then t.rule is set), else a temporary grant
+// bound to this project, this provider and the executable the command
+// resolved to. It returns the decision entry to audit, bound to the
+// command, and false when neither allows it. A grants file that cannot be
+// read allows nothing (the error is logged and a person is asked).
+func (b *Broker) decideAhead(s *Session, t *ticket) (audit.Entry, bool) {
+	cmd := t.req.Command
+	if b.cfg.Rules != nil {
+		if d := b.cfg.Rules.Decide(cmd.Argv, s.Provider, s.ProjectRoot); d.Allowed && d.Rule != nil {
+			t.rule = ruleRef(d.Rule)
+			return bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, t), true
+		}
+	}
+	if b.cfg.Grants != nil {
+		m, ok, err := b.cfg.Grants.Match(prefs.GrantQuery{Argv: cmd.Argv, Executable: cmd.Executable, Provider: s.Provider, Project: s.ProjectRoot})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "agentgate: %v\n", err)
+		}
+		if ok {
+			return bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionGrant, Grant: audit.GrantOf(m)}, t), true
+		}
+	}
+	return audit.Entry{}, false
 }
 
 // validate turns the protocol proposal into a validated exec.Command.

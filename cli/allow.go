@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
@@ -14,9 +15,14 @@ import (
 
 // allowOptions are the flags every `allow` subcommand takes.
 type allowOptions struct {
+	// provider is --provider: the provider whose list also applies.
 	provider string
-	project  string
-	scope    string
+	// project is --project: the project directory.
+	project string
+	// scope is --scope: the list add and rm change.
+	scope string
+	// all is --all: revoke every grant.
+	all bool
 }
 
 // runAllow is `agentgate allow list|add|rm|check|trust [--provider NAME]
@@ -33,12 +39,16 @@ type allowOptions struct {
 //     launcher as a whole program.
 //   - trust: shows the project rules changed outside agentgate and, when the
 //     person confirms at the terminal, makes the current file active.
+//   - grants: the temporary grants in force, with their time left (every
+//     project, or only --project's when given).
+//   - revoke ID / revoke --all: end one grant, or all, at once. Ending a
+//     grant only takes permission away, so it needs no terminal.
 //
 // The project defaults to the current directory's project (the enclosing
 // git work tree, else the directory itself).
 func runAllow(args []string, e env) int {
 	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: agentgate allow list|add|rm|check|trust [--provider NAME] [--project DIR] [--scope global|provider|project] [-- ARGV...]")
+		fmt.Fprintln(e.stderr, allowUsage)
 		return exitDeclined
 	}
 	sub := args[0]
@@ -48,10 +58,19 @@ func runAllow(args []string, e env) int {
 	flags.StringVar(&o.provider, "provider", "", "provider whose list also applies (e.g. claude-code)")
 	flags.StringVar(&o.project, "project", "", "project directory (default: the current directory's project)")
 	flags.StringVar(&o.scope, "scope", "global", "list to change for add and rm: global, provider or project")
+	if sub == "revoke" {
+		flags.BoolVar(&o.all, "all", false, "revoke every temporary grant")
+	}
 	if err := flags.Parse(args[1:]); err != nil {
 		return exitDeclined
 	}
 	argv := flags.Args()
+	switch sub {
+	case "grants":
+		return allowGrants(e, o.project, argv)
+	case "revoke":
+		return allowRevoke(e, o.all, argv)
+	}
 	dir := o.project
 	if dir == "" {
 		dir = e.cwd
@@ -88,7 +107,7 @@ func runAllow(args []string, e env) int {
 			return exitDeclined
 		}
 	default:
-		fmt.Fprintf(e.stderr, "agentgate allow: unknown subcommand %q: choose list, add, rm, check or trust\n", sub)
+		fmt.Fprintf(e.stderr, "agentgate allow: unknown subcommand %q: choose list, add, rm, check, trust, grants or revoke\n", sub)
 		return exitDeclined
 	}
 	in := bufio.NewReader(e.stdin)
@@ -153,13 +172,27 @@ func scopeLabel(scope prefs.Scope, provider string) string {
 	return string(scope)
 }
 
+// allowCheck is `agentgate allow check -- ARGV`: the rule that allows argv,
+// else the temporary grant (for the program argv[0] resolves to on this
+// terminal's PATH), else the line that would allow it.
 func allowCheck(e env, store *prefs.Store, argv []string, provider, root string) int {
 	d := store.Decide(argv, provider, root)
 	if d.Allowed && d.Rule != nil {
 		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), hook.DescribeRule(d.Rule))
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "not allowed: no active rule matches %s\n", display.Command(argv))
+	grants := prefs.OpenGrants(e.paths)
+	grants.Now = e.now
+	m, ok, err := grants.Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: root,
+		Resolve: func(argv0 string) (string, bool) { return hook.ResolveProgram(argv0, e.cwd) }})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentgate allow check: %v\n", err)
+	}
+	if ok {
+		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), audit.GrantOf(m))
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "not allowed: no active rule or temporary grant matches %s\n", display.Command(argv))
 	fmt.Fprintf(e.stdout, "the line that would allow it in %s:\n    %s\n", e.paths.GlobalFile(), store.RuleLineFor(argv))
 	return exitFailed
 }

@@ -114,6 +114,10 @@ Commands:
                  run a command through the gate (asks at the terminal when no rule allows it)
   allow list|add|rm|check|trust [--provider NAME] [--project DIR] [-- ARGV...]
                  show and change the allow-lists
+  allow grants [--project DIR]
+                 the temporary grants in force, with their time left
+  allow revoke ID | --all
+                 end temporary grants now
   ps             list runs (all hosts)
   cancel ID      cancel a run, whichever process hosts it
   log [-f] [--json]

@@ -21,7 +21,7 @@ func TestPromptIgnoresTypedAhead(t *testing.T) {
 	defer w.Close()
 	var out bytes.Buffer
 	sw := &syncWriter{w: &out}
-	a := newTerminalApprover(r, sw, nil)
+	a := newTerminalApprover(r, sw, nil, nil)
 	// Typed ahead: read by the approver's reader before any question.
 	if _, err := io.WriteString(w, "o\n"); err != nil {
 		t.Fatal(err)

@@ -193,6 +193,9 @@ func printEntry(e env, entry audit.Entry, asJSON bool) {
 	if entry.Rule != nil {
 		fmt.Fprintf(&b, " rule «%s» (%s, %s:%d)", entry.Rule.Text, entry.Rule.Scope, entry.Rule.File, entry.Rule.Line)
 	}
+	if entry.Grant != nil {
+		fmt.Fprintf(&b, " %s", entry.Grant)
+	}
 	if entry.Code != "" {
 		fmt.Fprintf(&b, " code=%s", entry.Code)
 	}

@@ -84,7 +84,7 @@ func runRun(args []string, e env) int {
 		return exitDeclined
 	}
 	if e.stdinIsTerminal() {
-		h.Broker.SetApprover(newTerminalApprover(e.stdin, e.stderr, h.Store))
+		h.Broker.SetApprover(newTerminalApprover(e.stdin, e.stderr, h.Store, h.Grants))
 	}
 	session, werr := h.Broker.OpenSession(wire.HelloParams{Provider: *provider, ProjectRoot: root, Client: "agentgate run"}, wire.Peer{PID: os.Getpid()})
 	if werr != nil {

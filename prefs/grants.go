@@ -431,10 +431,24 @@ func grantRank(gr Grant) int64 {
 	return rank
 }
 
-// List returns the grants in force, in the order given (removing ended ones
-// from the file).
+// List returns the grants in force, soonest to end first ("until
+// agentgate quits" grants last; ties in the order given), removing ended
+// ones from the file.
 func (g *Grants) List() ([]Grant, error) {
-	return g.live(g.now())
+	live, err := g.live(g.now())
+	slices.SortStableFunc(live, func(a, b Grant) int {
+		switch {
+		case a.UntilQuit() != b.UntilQuit():
+			if a.UntilQuit() {
+				return 1
+			}
+			return -1
+		case a.UntilQuit():
+			return 0
+		}
+		return a.Expires.Compare(b.Expires)
+	})
+	return live, err
 }
 
 // Revoke ends the grant with that id at once. It fails when no grant in

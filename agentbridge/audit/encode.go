@@ -55,6 +55,9 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 	if e.Rule != nil {
 		dst = appendRule(append(dst, `,"rule":`...), e.Rule)
 	}
+	if e.Grant != nil {
+		dst = appendGrant(append(dst, `,"grant":`...), e.Grant)
+	}
 	dst = appendStringField(dst, `,"by":`, e.By)
 	dst = appendStringField(dst, `,"message":`, e.Message)
 	dst = appendStringField(dst, `,"code":`, e.Code)
@@ -80,6 +83,19 @@ func appendRule(dst []byte, r *Rule) []byte {
 	dst = appendStringField(dst, `,"provider":`, r.Provider)
 	dst = appendString(append(dst, `,"file":`...), r.File)
 	dst = strconv.AppendInt(append(dst, `,"line":`...), int64(r.Line), 10)
+	return append(dst, '}')
+}
+
+// appendGrant appends g as a JSON object (Grant's json tags).
+func appendGrant(dst []byte, g *Grant) []byte {
+	dst = appendString(append(dst, `{"id":`...), g.ID)
+	dst = appendString(append(dst, `,"kind":`...), g.Kind)
+	dst = appendString(append(dst, `,"text":`...), g.Text)
+	dst = appendString(append(dst, `,"by":`...), g.By)
+	if g.UntilQuit {
+		dst = append(dst, `,"until_quit":true`...)
+	}
+	dst = appendIntField(dst, `,"left_ms":`, g.LeftMS)
 	return append(dst, '}')
 }
 

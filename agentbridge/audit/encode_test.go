@@ -328,6 +328,8 @@ func TestMarshalEdgeEntries(t *testing.T) {
 		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{}},
 		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{Created: []string{}, Modified: []string{}, Deleted: []string{}, Incomplete: true, Reason: "<why>", Method: "content-hash"}},
 		{Kind: KindDecision, Rule: &Rule{}},
+		{Kind: KindDecision, Grant: &Grant{}},
+		{Kind: KindDecision, Decision: DecisionGrant, Grant: &Grant{ID: "g-0123abcd", Kind: "exact", Text: "git status", By: "card", UntilQuit: true, LeftMS: 720000}},
 		{Kind: KindDecision, Rule: &Rule{Text: "git status", Scope: "provider", Provider: "claude-code", File: "/a b/allow.list", Line: -3}},
 		{Time: time.Date(2026, 11, 30, 10, 15, 0, 120_000_000, time.UTC), Kind: "odd\u202ekind\x00"},
 		{Time: time.Date(0, 1, 1, 0, 0, 0, 1, time.FixedZone("", 90*60))},

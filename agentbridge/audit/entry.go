@@ -40,12 +40,13 @@ const (
 
 // Decisions recorded in Entry.Decision.
 const (
-	DecisionRule      = "allowed_by_rule" // an allow-list rule matched (Entry.Rule says which)
-	DecisionApproved  = "approved"        // a person approved (Entry.By says where)
-	DecisionDenied    = "denied"          // a person denied (Entry.Message holds their words)
-	DecisionExpired   = "expired"         // nobody answered in time
-	DecisionWithdrawn = "withdrawn"       // the agent cancelled, or its connection closed, while pending
-	DecisionStopped   = "stopped"         // the person chose "Stop everything" while it was pending
+	DecisionRule      = "allowed_by_rule"  // an allow-list rule matched (Entry.Rule says which)
+	DecisionGrant     = "allowed_by_grant" // a person's temporary grant matched (Entry.Grant says which)
+	DecisionApproved  = "approved"         // a person approved (Entry.By says where)
+	DecisionDenied    = "denied"           // a person denied (Entry.Message holds their words)
+	DecisionExpired   = "expired"          // nobody answered in time
+	DecisionWithdrawn = "withdrawn"        // the agent cancelled, or its connection closed, while pending
+	DecisionStopped   = "stopped"          // the person chose "Stop everything" while it was pending
 )
 
 // Entry is one line of the audit log. Fields that do not apply are omitted.
@@ -96,6 +97,9 @@ type Entry struct {
 	Decision string `json:"decision,omitempty"`
 	// Rule is the allow-list rule that allowed it, with provenance.
 	Rule *Rule `json:"rule,omitempty"`
+	// Grant is the temporary grant that allowed it, with the time it had
+	// left.
+	Grant *Grant `json:"grant,omitempty"`
 	// By is where a person answered: "card", "terminal", …
 	By string `json:"by,omitempty"`
 	// Message is the person's message to the agent, or the refusal's sentence.
@@ -132,4 +136,20 @@ type Rule struct {
 	File string `json:"file"`
 	// Line is the rule's 1-based line in File.
 	Line int `json:"line"`
+}
+
+// Grant is a temporary grant (prefs.Grant) as it allowed a command.
+type Grant struct {
+	// ID is the grant's id (`agentgate allow revoke ID`).
+	ID string `json:"id"`
+	// Kind is "program" or "exact".
+	Kind string `json:"kind"`
+	// Text is the granted tokens as a Tcl list.
+	Text string `json:"text"`
+	// By is where the person gave it: "card" or "terminal".
+	By string `json:"by"`
+	// UntilQuit is true for a grant that lasts until the app quits.
+	UntilQuit bool `json:"until_quit,omitempty"`
+	// LeftMS is the time a timed grant had left, in milliseconds.
+	LeftMS int64 `json:"left_ms,omitempty"`
 }

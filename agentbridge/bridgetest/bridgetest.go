@@ -60,6 +60,8 @@ type Bridge struct {
 	Executor *exec.Executor
 	// Rules is the allow-list store.
 	Rules *prefs.Store
+	// Grants are the temporary grants the broker honours.
+	Grants *prefs.Grants
 	// Audit is the audit log writer.
 	Audit *audit.Log
 	// Host is the assembled gate (agentbridge/host) the fields above come from.
@@ -113,7 +115,7 @@ func Start(t testing.TB, opts Options) *Bridge {
 		t.Fatalf("bridgetest: %v", err)
 	}
 	b.Host = h
-	b.Broker, b.Executor, b.Rules, b.Audit, b.AuditPath = h.Broker, h.Executor, h.Store, h.Audit, h.AuditPath
+	b.Broker, b.Executor, b.Rules, b.Grants, b.Audit, b.AuditPath = h.Broker, h.Executor, h.Store, h.Grants, h.Audit, h.AuditPath
 	var logMu sync.Mutex
 	testOver := false
 	logf := func(format string, args ...any) { // t.Logf panics once the test is over

@@ -66,6 +66,12 @@ type Host struct {
 	SettingsErr error
 	// Store holds the allow-lists.
 	Store *prefs.Store
+	// Grants holds the person's temporary grants, honoured by the broker.
+	Grants *prefs.Grants
+	// Instance is this app instance, the owner of "until agentgate quits"
+	// grants; held by a host that serves a socket (the app, headless or
+	// not), nil for `agentgate run`. Close ends it and its grants.
+	Instance *prefs.Instance
 	// Executor runs the approved commands of this host.
 	Executor *exec.Executor
 	// AuditPath is the audit log file.
@@ -125,6 +131,13 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 	if h.Store, err = prefs.Open(opts.Paths); err != nil {
 		return nil, fmt.Errorf("reading the allow-lists in %s: %w", opts.Paths.ConfigDir, err)
 	}
+	h.Grants = prefs.OpenGrants(opts.Paths)
+	if opts.Socket != "" {
+		if h.Instance, err = prefs.HoldInstance(opts.Paths); err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { h.Instance.Close(h.Grants) })
+	}
 	watchCtx, stop := context.WithCancel(context.Background())
 	h.stop = stop
 	cleanup = append(cleanup, stop)
@@ -147,7 +160,7 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 	}
 	cleanup = append(cleanup, func() { h.Audit.Close() })
 	if h.Broker, err = agentbridge.NewBroker(agentbridge.Config{
-		Executor: h.Executor, Rules: h.Store, Audit: h.Audit, Settings: h.Settings,
+		Executor: h.Executor, Rules: h.Store, Grants: h.Grants, Audit: h.Audit, Settings: h.Settings,
 		PathEnv: exec.PathFromEnv(env), StateDir: opts.Paths.StateDir, Approver: opts.Approver,
 		NoApproverReason: opts.NoApproverReason, MaxFinishedPerSession: opts.MaxFinishedPerSession,
 	}); err != nil {
@@ -180,8 +193,9 @@ func (h *Host) Serve(opts agentbridge.ServerOptions) {
 // closes (connections end, pending proposals are withdrawn), every run of
 // this host is cancelled and waited for (up to the kill grace plus
 // shutdownSlack), the broker stops, the final run records are written (so
-// the next start does not mark these runs lost) and the audit log closes.
-// It is idempotent.
+// the next start does not mark these runs lost), the audit log closes and
+// the app instance ends with its "until agentgate quits" grants. It is
+// idempotent.
 func (h *Host) Close() {
 	h.closeOnce.Do(func() {
 		h.Broker.SetApprover(nil)
@@ -201,6 +215,11 @@ func (h *Host) Close() {
 		h.Broker.Close()
 		h.Executor.Flush()
 		h.Audit.Close()
+		if h.Instance != nil {
+			if err := h.Instance.Close(h.Grants); err != nil {
+				fmt.Fprintln(os.Stderr, "agentgate: ending the grants that last until agentgate quits:", err)
+			}
+		}
 		h.stop()
 	})
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/client"
@@ -93,10 +95,37 @@ func realDeps(e Env) hookDeps {
 			}
 			return log.Append(entries...)
 		},
+		grant: func(argv []string, dir, provider, projectRoot string) (prefs.GrantMatch, bool, error) {
+			return prefs.OpenGrants(e.Paths).Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: projectRoot,
+				Resolve: func(argv0 string) (string, bool) { return ResolveProgram(argv0, dir) }})
+		},
 		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
 		projectRoot: prefs.ProjectRoot,
 		claudeAsk:   func() bool { return agents.ClaudeAskShowsPrompt(e.Paths.StateDir) },
 	}
+}
+
+// ResolveProgram returns the absolute path the agent's shell would run for
+// argv0 in dir, as far as the hook can tell: a name is looked up on the
+// hook's PATH (the agent's, which the hook inherits), a path is taken
+// relative to dir. ok is false when no executable file is found, or the
+// first one found is in a relative PATH entry (such as "."): then no grant
+// can match.
+func ResolveProgram(argv0, dir string) (string, bool) {
+	if strings.ContainsRune(argv0, filepath.Separator) || strings.ContainsRune(argv0, '/') {
+		if !filepath.IsAbs(argv0) {
+			if !filepath.IsAbs(dir) {
+				return "", false
+			}
+			argv0 = filepath.Join(dir, argv0)
+		}
+		argv0 = filepath.Clean(argv0)
+	}
+	path, err := osexec.LookPath(argv0)
+	if err != nil || !filepath.IsAbs(path) {
+		return "", false
+	}
+	return path, true
 }
 
 // askBridge asks the person through the running app's bridge.

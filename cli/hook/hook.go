@@ -142,6 +142,10 @@ var errAppUnreachable = errors.New("the agentgate desktop app is not reachable")
 type hookDeps struct {
 	// decide answers from the allow-lists.
 	decide func(argv []string, provider, projectRoot string) prefs.Decision
+	// grant looks for a person's temporary grant for argv run in dir by
+	// provider in the project at projectRoot (nil: none). An error reading
+	// the grants is reported on stderr and allows nothing.
+	grant func(argv []string, dir, provider, projectRoot string) (prefs.GrantMatch, bool, error)
 	// audit appends entries to the audit log, all in one write and one
 	// fsync; errors are reported on stderr and do not change the answer (a
 	// decision by rule must not become an allow-by-default, and a missing
@@ -283,13 +287,16 @@ func stringField(fields map[string]gjson.Result, prefix, name string) (string, e
 // decideHook is the hook's whole decision for one tool call:
 //
 //  1. a tool other than the agent's shell: no decision;
-//  2. one simple command of literal words (shellword.AgentCommand) allowed by a rule
-//     (global, the agent's provider list, or the project's confirmed rules):
-//     allow, with the rule's provenance, written to the audit log;
+//  2. one simple command of literal words (shellword.AgentCommand) allowed
+//     by a rule (global, the agent's provider list, or the project's
+//     confirmed rules), or else by a person's temporary grant for this
+//     project whose executable is the one argv[0] resolves to on the hook's
+//     PATH: allow, with the rule's or grant's provenance, written to the
+//     audit log;
 //  3. Codex's PermissionRequest event (Codex is about to show its own
 //     prompt, after the PreToolUse hook already decided) not allowed by a
-//     rule: no decision, so Codex's own prompt asks the person — asking on
-//     the card again would ask twice;
+//     rule or grant: no decision, so Codex's own prompt asks the person —
+//     asking on the card again would ask twice;
 //  4. anything else — not allowed by a rule, or shell syntax that is never
 //     matched — goes to the desktop card, flagged as running through the
 //     agent's shell; the person's answer becomes allow or deny;
@@ -315,16 +322,28 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 		}
 	}
 	if argv != nil {
-		if d := deps.decide(argv, req.Agent, root); d.Allowed && d.Rule != nil {
-			// Both entries are known now: one write and one fsync.
+		// Allowed ahead of time: the proposal and its decision are known
+		// now, so they are audited in one write and one fsync.
+		allow := func(decision audit.Entry, provenance string) hookAnswer {
 			proposal := hookAuditEntry(req, root, argv)
 			proposal.Kind = audit.KindProposal
-			decision := proposal
-			decision.Kind = audit.KindDecision
-			decision.Decision = audit.DecisionRule
-			decision.Rule = auditRule(d.Rule)
-			logAudit(deps, stderr, proposal, decision)
-			return hookAnswer{Verdict: verdictAllow, Reason: "agentgate: allowed by " + DescribeRule(d.Rule)}
+			entry := proposal
+			entry.Kind, entry.Decision, entry.Rule, entry.Grant = audit.KindDecision, decision.Decision, decision.Rule, decision.Grant
+			logAudit(deps, stderr, proposal, entry)
+			return hookAnswer{Verdict: verdictAllow, Reason: "agentgate: allowed by " + provenance}
+		}
+		if d := deps.decide(argv, req.Agent, root); d.Allowed && d.Rule != nil {
+			return allow(audit.Entry{Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, DescribeRule(d.Rule))
+		}
+		if deps.grant != nil {
+			m, ok, err := deps.grant(argv, req.Dir, req.Agent, root)
+			if err != nil {
+				fmt.Fprintf(stderr, "agentgate hook: %v\n", err)
+			}
+			if ok {
+				g := audit.GrantOf(m)
+				return allow(audit.Entry{Decision: audit.DecisionGrant, Grant: g}, g.String())
+			}
 		}
 		why = "no allow-list rule matches " + display.Command(argv)
 	}

@@ -664,3 +664,66 @@ func TestHookCodexAllowEchoesInputExactly(t *testing.T) {
 		t.Errorf("decision %q updatedInput %s, want allow with %s", v.Out.PermissionDecision, v.Out.UpdatedInput, want)
 	}
 }
+
+func TestHookAllowedByGrant(t *testing.T) {
+	h := newHookHarness(t)
+	project := t.TempDir()
+	grants := prefs.OpenGrants(h.paths)
+	h.deps.projectRoot = func(string) (string, error) { return project, nil }
+	h.deps.grant = func(argv []string, dir, provider, root string) (prefs.GrantMatch, bool, error) {
+		return grants.Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: root,
+			Resolve: func(argv0 string) (string, bool) { return ResolveProgram(argv0, dir) }})
+	}
+	ls, ok := ResolveProgram("ls", "/")
+	if !ok {
+		t.Skip("no ls on PATH")
+	}
+	payload := readFixture(t, hookFixtures[ClaudeCode])
+	decide := func(command string) (string, string) {
+		t.Helper()
+		h.entries = nil
+		return decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, withCommand(t, payload, command)))
+	}
+	g, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"ls", "-l"}, Executable: ls, Project: project,
+		AllProviders: true, By: "terminal", For: 15 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decision, reason := decide("ls -l")
+	if decision != "allow" || !strings.Contains(reason, "grant "+g.ID+" (exact command «ls -l», given at the terminal), 1") || !strings.Contains(reason, " left") {
+		t.Fatalf("granted command: %q %q", decision, reason)
+	}
+	if len(h.entries) != 2 || h.entries[1].Decision != audit.DecisionGrant || h.entries[1].Grant == nil || h.entries[1].Grant.ID != g.ID || h.entries[1].Grant.LeftMS <= 0 {
+		t.Fatalf("audit entries %+v, want a proposal and a decision by the grant with its time left", h.entries)
+	}
+	if len(h.asker.asked) != 0 {
+		t.Fatalf("the app was asked about a granted command")
+	}
+	for _, command := range []string{"ls -l -a", "ls", "ls -l; touch x", "./ls -l"} {
+		if decision, _ := decide(command); decision == "allow" {
+			t.Errorf("%q allowed by the exact grant for ls -l", command)
+		}
+	}
+	// A card grant for another provider does not apply to this one.
+	if _, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: []string{"ls"}, Executable: ls, Project: project,
+		Provider: Codex, By: "card", For: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if decision, _ := decide("ls -R"); decision == "allow" {
+		t.Error("claude-code allowed by a grant given on codex's card")
+	}
+	// A program that resolves to another file than the granted one.
+	if _, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"ls", "-1"}, Executable: "/nonexistent/bin/ls", Project: project,
+		AllProviders: true, By: "terminal", For: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if decision, _ := decide("ls -1"); decision == "allow" {
+		t.Error("allowed although ls resolves to another file than the granted one")
+	}
+	if err := grants.Revoke(g.ID); err != nil {
+		t.Fatal(err)
+	}
+	if decision, _ := decide("ls -l"); decision == "allow" {
+		t.Error("a revoked grant still allowed")
+	}
+}
