@@ -38,8 +38,10 @@ type Options struct {
 	// lived: at Open it marks runs of dead hosts lost, prunes old run
 	// records and follows the allow-list files.
 	Socket string
-	// Env is every run's environment; nil means exec.HostEnv(ctx, Kind) (the
-	// login shell's for the app, this process's otherwise).
+	// Env is every run's environment; nil means exec.HostEnv(ctx, Kind):
+	// the person's login environment (kept in the state directory for an
+	// hour, exec.UseLoginEnvCache) with this process's variables that steer
+	// no program (docs/executor.md).
 	Env []string
 	// Settings returns the settings in force, read per proposal; nil means
 	// the settings file, re-read when it changes (prefs.SettingsSource).
@@ -149,6 +151,7 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 	}
 	env := opts.Env
 	if env == nil {
+		exec.UseLoginEnvCache(opts.Paths.StateDir)
 		env = exec.HostEnv(ctx, opts.Kind)
 	}
 	if h.Executor, err = exec.New(exec.Config{StateDir: opts.Paths.StateDir, HostKind: opts.Kind, Env: env,

@@ -56,6 +56,14 @@ var Names = []string{
 	"MAKEFLAGS", "MFLAGS", "MAKEFILES", "CMAKE_TOOLCHAIN_FILE",
 	// Windows: how a command name becomes a program.
 	"PATHEXT", "COMSPEC",
+	// Configuration that names a program to run or a library to load:
+	// OpenSSL engines, editors' start-up commands, version-control and
+	// file-transfer transports, compiler drivers, JVM launchers' options,
+	// .NET start-up hooks, cloud and cluster tools' credential programs.
+	"OPENSSL_CONF", "OPENSSL_ENGINES", "VIMINIT", "EXINIT", "MYVIMRC", "AWKPATH", "HGRCPATH",
+	"RSYNC_RSH", "RSYNC_CONNECT_PROG", "CVS_RSH", "SVN_SSH", "GCC_EXEC_PREFIX", "COMPILER_PATH",
+	"MAVEN_OPTS", "GRADLE_OPTS", "SBT_OPTS", "ANT_OPTS", "DOTNET_STARTUP_HOOKS", "ELECTRON_RUN_AS_NODE",
+	"PSModulePath", "KUBECONFIG", "DOCKER_CONFIG", "AWS_CONFIG_FILE", "GNUPGHOME",
 }
 
 // Prefixes are name prefixes whose every variable steers a program:
@@ -63,10 +71,12 @@ var Names = []string{
 // git's environment configuration (GIT_CONFIG, GIT_CONFIG_GLOBAL,
 // GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0…), bash's exported functions
 // (BASH_FUNC_name%%), npm's and yarn's configuration (npm_config_script_shell…),
-// Cargo's (CARGO_BUILD_RUSTC_WRAPPER, CARGO_TARGET_…_RUNNER) and pip's.
+// Cargo's (CARGO_BUILD_RUSTC_WRAPPER, CARGO_TARGET_…_RUNNER), pip's, the
+// .NET profilers' (CORECLR_PROFILER_PATH, COR_PROFILER) and rustup's
+// (RUSTUP_TOOLCHAIN picks the compiler that runs).
 var Prefixes = []string{
 	"LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "NPM_CONFIG_", "YARN_", "CARGO_BUILD_", "CARGO_TARGET_",
-	"PIP_", "UV_", "POETRY_",
+	"PIP_", "UV_", "POETRY_", "CORECLR_", "COR_", "RUSTUP_",
 }
 
 // Steers reports whether a variable of this name changes what a program

@@ -32,6 +32,12 @@ func TestSteers(t *testing.T) {
 		{"GOFLAGS", false, true},
 		{"TAR_OPTIONS", false, true},
 		{"RIPGREP_CONFIG_PATH", false, true},
+		{"OPENSSL_CONF", false, true},
+		{"DOTNET_STARTUP_HOOKS", false, true},
+		{"CORECLR_PROFILER_PATH", false, true},
+		{"KUBECONFIG", false, true},
+		{"VIMINIT", false, true},
+		{"RSYNC_RSH", false, true},
 		{"ld_preload", false, false}, // the loader reads LD_PRELOAD only
 		{"ld_preload", true, true},   // Windows names fold case
 		{"Path", true, true},
