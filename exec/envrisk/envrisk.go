@@ -57,11 +57,11 @@ var Names = []string{
 	// Windows: how a command name becomes a program.
 	"PATHEXT", "COMSPEC",
 	// Configuration that names a program to run or a library to load:
-	// OpenSSL engines, editors' start-up commands, version-control and
-	// file-transfer transports, compiler drivers, JVM launchers' options,
+	// OpenSSL engines, editors' start-up commands, version-control
+	// transports, compiler drivers, JVM launchers' options,
 	// .NET start-up hooks, cloud and cluster tools' credential programs.
-	"OPENSSL_CONF", "OPENSSL_ENGINES", "VIMINIT", "EXINIT", "MYVIMRC", "AWKPATH", "HGRCPATH",
-	"RSYNC_RSH", "RSYNC_CONNECT_PROG", "CVS_RSH", "SVN_SSH", "GCC_EXEC_PREFIX", "COMPILER_PATH",
+	"OPENSSL_CONF", "OPENSSL_ENGINES", "VIMINIT", "EXINIT", "MYVIMRC", "HGRCPATH",
+	"SVN_SSH", "GCC_EXEC_PREFIX", "COMPILER_PATH",
 	"MAVEN_OPTS", "GRADLE_OPTS", "SBT_OPTS", "ANT_OPTS", "DOTNET_STARTUP_HOOKS", "ELECTRON_RUN_AS_NODE",
 	"PSModulePath", "KUBECONFIG", "DOCKER_CONFIG", "AWS_CONFIG_FILE", "GNUPGHOME",
 }
