@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // firstTailSize is the size of a stream's in-memory tail when it is first
@@ -268,7 +270,7 @@ func (s *retained) read(cursor int64, maxBytes int) (Chunk, error) {
 // readRingFile reads logical bytes [from, to) from the ring file at path of
 // ringSize bytes.
 func readRingFile(path string, ringSize, from, to int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading retained output %s: %w", path, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/exec/runinfo"
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // Record is a run's metadata as persisted in StateDir/runs/<id>.json and as
@@ -109,46 +110,18 @@ func cancelPath(stateDir, id string) string {
 }
 
 // writeFileAtomic replaces path with data so that a reader sees the old or
-// the new content, never a mix, even if this process dies midway: write a
-// temporary file in the same directory, fsync it, rename it over path, then
-// (Unix) fsync the directory so the rename survives a crash. With durable
-// false the two fsyncs are skipped: readers still never see a torn file, but
-// a power failure may lose the write.
+// the new content, never a mix, even if this process dies midway
+// (atomicfile: a temporary file in the same directory, fsync, rename, then
+// on Unix a directory fsync so the rename survives a crash; on Windows the
+// rename retries briefly while another program holds the file). With
+// durable false the fsyncs are skipped: readers still never see a torn
+// file, but a power failure may lose the write.
 func writeFileAtomic(path string, data []byte, durable bool) error {
-	if err := replaceFile(path, data, durable); err != nil {
+	tmp, err := atomicfile.WriteTemp(path, data, 0o600, durable)
+	if err != nil {
 		return err
 	}
-	if !durable {
-		return nil
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("writing %s: syncing directory: %w", path, err)
-	}
-	return nil
-}
-
-// replaceFile is writeFileAtomic without the directory fsync, which the
-// caller owes when durable is true (once for several files of a directory).
-func replaceFile(path string, data []byte, durable bool) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil && durable {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Commit(tmp, path, durable)
 }
 
 // encodeRecord appends a record file's content to buf: the record as one
@@ -180,13 +153,18 @@ func writeRecords(stateDir string, recs []Record) (errs []error) {
 		buf.Reset()
 		err := encodeRecord(&buf, rec)
 		if err == nil {
-			err = replaceFile(recordPath(stateDir, rec.ID), buf.Bytes(), true)
+			// The directory is synced once, below, for every record.
+			var tmp string
+			path := recordPath(stateDir, rec.ID)
+			if tmp, err = atomicfile.WriteTemp(path, buf.Bytes(), 0o600, true); err == nil {
+				err = atomicfile.Commit(tmp, path, false)
+			}
 		}
 		errs[i] = err
 		wrote = wrote || err == nil
 	}
 	if wrote {
-		if err := syncDir(runsDir(stateDir)); err != nil {
+		if err := atomicfile.SyncDir(runsDir(stateDir)); err != nil {
 			for i := range errs {
 				if errs[i] == nil {
 					errs[i] = fmt.Errorf("writing run records: syncing directory %s: %w", runsDir(stateDir), err)
@@ -197,18 +175,10 @@ func writeRecords(stateDir string, recs []Record) (errs []error) {
 	return errs
 }
 
-// readRecord reads one record file, retrying briefly: on Windows a reader
-// can meet a sharing violation while the file is being replaced.
+// readRecord reads one record file (atomicfile.ReadFile: on Windows it
+// retries briefly while the file is being replaced).
 func readRecord(path string) (Record, error) {
-	var data []byte
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		data, err = os.ReadFile(path)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	data, err := atomicfile.ReadFile(path)
 	if err != nil {
 		return Record{}, err
 	}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // editDir is a directory in which editLoop replaces one file atomically.
@@ -134,10 +136,10 @@ func (d pathDir) shown(name string) string { return filepath.Join(string(d), nam
 func (d pathDir) read(name string) ([]byte, fs.FileMode, error) { return readForEdit(d.shown(name)) }
 
 func (d pathDir) writeTemp(name string, data []byte, perm fs.FileMode) (string, error) {
-	return writeTempBeside(d.shown(name), data, perm)
+	return atomicfile.WriteTemp(d.shown(name), data, perm, true)
 }
 
-func (d pathDir) commit(tmp, name string) error { return commitTemp(tmp, d.shown(name)) }
+func (d pathDir) commit(tmp, name string) error { return atomicfile.Commit(tmp, d.shown(name), true) }
 
 func (d pathDir) discard(tmp string) { os.Remove(tmp) }
 
@@ -146,7 +148,7 @@ func (d pathDir) lock(name string) (func(), error) { return lockBeside(d.shown(n
 // readForEdit returns the content and permission bits of path; a missing file
 // gives nil content and 0600.
 func readForEdit(path string) ([]byte, os.FileMode, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0o600, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentgate/agentgate/internal/atomicfile"
 	"golang.org/x/sys/windows"
 )
 
@@ -108,7 +109,9 @@ func (d *rootDir) commit(tmp, name string) error {
 		d.discard(tmp)
 		return err
 	}
-	if err := d.root.Rename(tmp, name); err != nil {
+	// os.Root renames with POSIX semantics where Windows has them; the
+	// retry covers readers that do not share delete access (and Wine).
+	if err := atomicfile.Retry(func() error { return d.root.Rename(tmp, name) }); err != nil {
 		d.discard(tmp)
 		return fmt.Errorf("writing %s: cannot replace it: %w", d.shown(name), err)
 	}

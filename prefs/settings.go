@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // settingsName is the file name, under Paths.ConfigDir, of the settings.
@@ -198,7 +200,7 @@ func (s Settings) Validate() error {
 func LoadSettings(p Paths) (Settings, error) {
 	path := p.settingsFile()
 	s := DefaultSettings()
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}

@@ -2,6 +2,7 @@ package prefs
 
 import (
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestSaveLoadSettings(t *testing.T) {
 		t.Fatalf("LoadSettings = %+v, %v; want %+v", got, err, want)
 	}
 	info, err := os.Stat(p.settingsFile())
-	if err != nil || info.Mode().Perm() != 0o600 {
+	if err != nil || (runtime.GOOS != "windows" && info.Mode().Perm() != 0o600) {
 		t.Fatalf("settings file: %v %v", info, err)
 	}
 	bad := want
@@ -172,7 +173,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if got := readFile(t, path); got != "two" {
 		t.Fatalf("content %q", got)
 	}
-	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+	if info, _ := os.Stat(path); runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", info.Mode().Perm())
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {

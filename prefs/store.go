@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentgate/agentgate/internal/atomicfile"
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 )
@@ -100,7 +100,7 @@ func (s *Store) loadList(scope Scope, provider, root string, trust trustSet) *li
 	if err != nil {
 		return &listState{readErr: err, trie: &trieNode{}}
 	}
-	content, err := os.ReadFile(file)
+	content, err := atomicfile.ReadFile(file)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &listState{readErr: fmt.Errorf("reading allow-list %s: %w (its rules are not applied until it can be read)", file, err), trie: &trieNode{}}
 	}
@@ -275,7 +275,7 @@ func (s *Store) Trust(projectRoot string) error {
 		return fmt.Errorf("project root %q is not an absolute path", projectRoot)
 	}
 	file := ProjectFile(key)
-	content, err := os.ReadFile(file)
+	content, err := atomicfile.ReadFile(file)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading allow-list %s to confirm it: %w", file, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // trustName is the file name, under Paths.StateDir, of the project trust
@@ -51,7 +53,7 @@ func ruleHash(tokens []string) string {
 // nothing is trusted. A malformed file is an error naming it.
 func readTrust(p Paths) (trustSet, error) {
 	path := p.trustFile()
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return trustSet{}, nil
 	}

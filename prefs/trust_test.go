@@ -3,8 +3,11 @@ package prefs
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/agentgate/agentgate/internal/platformtest"
 )
 
 // untrustedLines returns the line numbers of the untrusted rules.
@@ -92,7 +95,7 @@ func TestProjectEditsThroughAgentgateConfirmThemselves(t *testing.T) {
 		t.Fatal("a removed rule written back from outside must be inactive")
 	}
 	info, err := os.Stat(p.trustFile())
-	if err != nil || info.Mode().Perm() != 0o600 {
+	if err != nil || (runtime.GOOS != "windows" && info.Mode().Perm() != 0o600) {
 		t.Fatalf("trust.json: %v %v", info, err)
 	}
 }
@@ -112,14 +115,9 @@ func TestProjectRoot(t *testing.T) {
 		}
 	}
 	writeFile(t, filepath.Join(worktree, ".git"), "gitdir: /elsewhere\n")
-	link := filepath.Join(base, "link")
-	if err := os.Symlink(deep, link); err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct{ dir, want string }{
 		{deep, repo},
 		{repo, repo},
-		{link, repo},
 		{worktree, worktree},
 		{plain, plain},
 	}
@@ -131,6 +129,29 @@ func TestProjectRoot(t *testing.T) {
 	}
 	if _, err := ProjectRoot(filepath.Join(base, "missing")); err == nil {
 		t.Error("a missing directory must be an error")
+	}
+}
+
+func TestProjectRootThroughSymlink(t *testing.T) {
+	platformtest.RequireSymlinks(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(base, "repo")
+	deep := filepath.Join(repo, "a", "b")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(deep, link); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ProjectRoot(link); err != nil || got != repo {
+		t.Errorf("ProjectRoot(%q) = %q, %v; want %q", link, got, err, repo)
 	}
 }
 
@@ -162,6 +183,7 @@ func TestValidateProviderName(t *testing.T) {
 // plant) is not edited through, so a rule the person meant for the project
 // cannot land in the global list.
 func TestProjectEditRefusedThroughLinks(t *testing.T) {
+	platformtest.RequireSymlinks(t)
 	for _, link := range []string{"directory", "file"} {
 		t.Run(link, func(t *testing.T) {
 			p := testPaths(t)

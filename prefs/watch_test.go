@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // eventually waits (generously, for a busy machine) until cond holds.
@@ -25,7 +27,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // replaceByRename writes content the way editors do: a new file renamed over
-// the old one.
+// the old one (on Windows retrying while a reader holds the old one, as
+// Wine, lacking POSIX rename semantics, needs).
 func replaceByRename(t *testing.T, path, content string) {
 	t.Helper()
 	tmp := path + ".editor-swp"
@@ -33,7 +36,7 @@ func replaceByRename(t *testing.T, path, content string) {
 		t.Error(err)
 		return
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Rename(tmp, path); err != nil {
 		t.Error(err)
 	}
 }

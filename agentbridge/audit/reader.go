@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentgate/agentgate/internal/atomicfile"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -87,7 +88,7 @@ func Entries(path string, order Order) iter.Seq2[Entry, error] {
 			}
 		}
 		for _, file := range files {
-			data, err := os.ReadFile(file)
+			data, err := atomicfile.ReadFile(file)
 			if errors.Is(err, os.ErrNotExist) {
 				continue // rotated away since listing
 			}
@@ -155,7 +156,7 @@ const FollowPoll = 200 * time.Millisecond
 // does not decode is passed with a *LineError. Follow returns nil when fn
 // returns false, ctx.Err() when ctx ends, or an error reading the file.
 func Follow(ctx context.Context, path string, fn func(Entry, error) bool) error {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("follow the audit log: %w", err)
 	}
@@ -216,7 +217,7 @@ func Follow(ctx context.Context, path string, fn func(Entry, error) bool) error 
 				same = ferr == nil && os.SameFile(pathInfo, fdInfo)
 			}
 			if !same {
-				nf, err := os.Open(path)
+				nf, err := atomicfile.Open(path)
 				if err == nil {
 					if f != nil {
 						f.Close()

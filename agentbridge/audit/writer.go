@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentgate/agentgate/internal/atomicfile"
 	"github.com/gofrs/flock"
 )
 
@@ -87,9 +88,10 @@ func Open(path string, opts Options) (*Log, error) {
 	return l, nil
 }
 
-// openAppend opens path for appending, creating it 0600.
+// openAppend opens path for appending, creating it 0600. On Windows the
+// handle lets other processes rotate (rename) the file meanwhile.
 func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := atomicfile.OpenAppend(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the audit log: %w", err)
 	}
@@ -266,12 +268,12 @@ func (l *Log) rotateIfNeeded(n int64) error {
 		return nil
 	}
 	for i := l.opts.Keep - 1; i >= 1; i-- {
-		err := os.Rename(rotated(l.path, i), rotated(l.path, i+1))
+		err := atomicfile.Rename(rotated(l.path, i), rotated(l.path, i+1))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("rotate the audit log: %w", err)
 		}
 	}
-	if err := os.Rename(l.path, rotated(l.path, 1)); err != nil {
+	if err := atomicfile.Rename(l.path, rotated(l.path, 1)); err != nil {
 		return fmt.Errorf("rotate the audit log: %w", err)
 	}
 	return l.reopenLocked()

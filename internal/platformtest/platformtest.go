@@ -1,0 +1,60 @@
+// Package platformtest lets tests say what of the platform they need, so
+// that a test skips, with the reason, where the platform cannot host it,
+// instead of failing for a reason that is not the code's.
+//
+// Today that concerns Wine: `make test` runs the Windows tests under Debian
+// 12's Wine 8 (scripts/wine-go-test.sh), which lacks AF_UNIX sockets,
+// symbolic links, POSIX rename semantics and atomic appends. Under Wine the
+// tests needing them skip, saying so; on real Windows (and on Unix) they
+// run, and there a missing feature is a real failure. See docs/lifetime.md
+// for what runs where.
+package platformtest
+
+import "testing"
+
+// UnderWine reports whether this process runs under Wine rather than on
+// Windows itself: Wine's ntdll.dll exports wine_get_version, Windows' does
+// not. It is false on every other platform.
+func UnderWine() bool { return underWine }
+
+// RequireUnixSockets skips t under Wine, whose Winsock refuses AF_UNIX
+// sockets (WSAEAFNOSUPPORT, error 10047); Windows has them since 10 1803.
+func RequireUnixSockets(t testing.TB) {
+	t.Helper()
+	skipUnderWine(t, "AF_UNIX sockets (Wine 8: WSAEAFNOSUPPORT)")
+}
+
+// RequireSymlinks skips t under Wine, where os.Symlink reports success but
+// creates nothing.
+func RequireSymlinks(t testing.TB) {
+	t.Helper()
+	skipUnderWine(t, "symbolic links (Wine 8's os.Symlink succeeds and creates nothing)")
+}
+
+// RequireAtomicAppends skips t under Wine, whose append-only file handles
+// race for the end of the file: writes through separate handles (separate
+// processes appending to one log) overwrite each other. On Windows, NTFS
+// appends each write atomically, and on Unix O_APPEND does.
+func RequireAtomicAppends(t testing.TB) {
+	t.Helper()
+	skipUnderWine(t, "atomic appends through separate handles (Wine 8's appends race for the end of the file)")
+}
+
+// RequirePOSIXRename skips t under Wine, which lacks POSIX rename semantics
+// (FILE_RENAME_POSIX_SEMANTICS): there a file cannot be replaced while
+// another handle holds it open, even one that shares delete access, so a
+// test whose readers hold the file nearly all the time cannot replace it.
+// Windows 10 1709 and later have them on NTFS; Unix always.
+func RequirePOSIXRename(t testing.TB) {
+	t.Helper()
+	skipUnderWine(t, "POSIX rename semantics, replacing a file that readers hold open (Wine 8 refuses: access denied)")
+}
+
+// skipUnderWine skips t under Wine, saying what the test needs that Wine
+// lacks.
+func skipUnderWine(t testing.TB, needs string) {
+	t.Helper()
+	if underWine {
+		t.Skip("needs " + needs + "; runs on real Windows and on Unix")
+	}
+}
