@@ -19,13 +19,21 @@ import (
 // eventually is the generous bound of "eventually" checks on a noisy machine.
 const eventually = 10 * time.Second
 
-// testExecutor returns an Executor with its state in a temporary directory
-// and a project directory for commands.
+// testExecutor is newTestExecutor for the tests that run Unix programs (sh,
+// cat, sleep); they skip on Windows, whose tests run the helper program
+// instead (executor_windows_test.go).
 func testExecutor(t *testing.T, cfg Config) (*Executor, string) {
 	t.Helper()
 	if runtime.GOOS == "windows" {
-		t.Skip("runs Unix programs")
+		t.Skip("runs Unix programs; executor_windows_test.go covers Windows")
 	}
+	return newTestExecutor(t, cfg)
+}
+
+// newTestExecutor returns an Executor with its state in a temporary
+// directory and a project directory for commands.
+func newTestExecutor(t *testing.T, cfg Config) (*Executor, string) {
+	t.Helper()
 	if cfg.StateDir == "" {
 		cfg.StateDir = t.TempDir()
 	}

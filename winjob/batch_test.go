@@ -63,7 +63,12 @@ func TestCheckBatchArgs(t *testing.T) {
 		{"NUL", bat, []string{"run.bat", "a\x00b"}, 1, 0},
 		{"escape char", bat, []string{"run.bat", "a\x1bb"}, 1, 0x1b},
 		{"DEL", bat, []string{"run.bat", "a\x7f"}, 1, 0x7f},
-		{"argv0", `C:\p\RUN.CMD`, []string{"run&x.cmd", "ok"}, 0, '&'},
+		{"argv0 never reaches cmd.exe", `C:\p\RUN.CMD`, []string{"run&x.cmd", "ok"}, -1, 0},
+		{"path in Program Files (x86)", `C:\Program Files (x86)\Yarn\bin\yarn.cmd`, []string{"yarn", "install"}, -1, 0},
+		{"path with & ; = ,", `C:\a&b;c=d,e\run.bat`, []string{"run"}, -1, 0},
+		{"path with percent", `C:\p\%PATH%\run.bat`, []string{"run", "ok"}, 0, '%'},
+		{"path with bang", `C:\p!x!\run.bat`, []string{"run"}, 0, '!'},
+		{"path with newline", "C:\\p\nq\\run.bat", []string{"run"}, 0, '\n'},
 		{"first of several", bat, []string{"run.bat", "fine", "%a%", "b&c"}, 2, '%'},
 	}
 	for _, c := range cases {
@@ -79,11 +84,15 @@ func TestCheckBatchArgs(t *testing.T) {
 			if !errors.As(err, &be) {
 				t.Fatalf("CheckBatchArgs(%q, %q) = %v, want a *BatchArgError", c.path, c.args, err)
 			}
-			if be.Index != c.index || be.Char != c.char || be.Arg != c.args[c.index] || be.Path != c.path {
+			wantArg, wantWords := c.path, []string{"the batch file's path", "cmd.exe", "move or rename"}
+			if c.index > 0 {
+				wantArg, wantWords = c.args[c.index], []string{"argument " + strconv.Itoa(c.index), "cmd.exe", c.path}
+			}
+			if be.Index != c.index || be.Char != c.char || be.Arg != wantArg || be.Path != c.path {
 				t.Errorf("got %+v, want index %d char %q", be, c.index, c.char)
 			}
 			msg := err.Error()
-			for _, want := range []string{"argument " + strconv.Itoa(c.index), "cmd.exe", c.path} {
+			for _, want := range wantWords {
 				if !strings.Contains(msg, want) {
 					t.Errorf("message %q does not contain %q", msg, want)
 				}
@@ -92,5 +101,30 @@ func TestCheckBatchArgs(t *testing.T) {
 				t.Errorf("message %q carries a raw control character", msg)
 			}
 		})
+	}
+}
+
+func TestBatchCommandLine(t *testing.T) {
+	// A stand-in for syscall.EscapeArg (Windows-only) with its rule for
+	// spaces; the real one is used in TestBatchFileRunsAsApproved.
+	quote := func(s string) string {
+		if s == "" || strings.ContainsAny(s, " \t") {
+			return `"` + s + `"`
+		}
+		return s
+	}
+	cases := []struct {
+		path string
+		args []string
+		want string
+	}{
+		{`C:\p\tools\build.bat`, []string{"build", "x", "two words", ""}, `"C:\p\tools\build.bat" x "two words" ""`},
+		{`C:\Program Files (x86)\y.cmd`, []string{"y"}, `"C:\Program Files (x86)\y.cmd"`},
+		{`C:\p\run.bat`, nil, `"C:\p\run.bat"`},
+	}
+	for _, c := range cases {
+		if got := BatchCommandLine(c.path, c.args, quote); got != c.want {
+			t.Errorf("BatchCommandLine(%q, %q) = %s, want %s", c.path, c.args, got, c.want)
+		}
 	}
 }

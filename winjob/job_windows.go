@@ -49,11 +49,13 @@ var ntResumeProcess = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtResumePro
 // Start creates an unnamed, non-inheritable Job Object that kills its
 // processes when its last handle closes, starts spec.Path suspended, assigns
 // it to the job, resumes it, and returns. The target gets exactly spec.Env,
-// spec.Dir and the given standard files.
+// spec.Dir and the given standard files. A .bat or .cmd target runs
+// through cmd.exe with the command line BatchCommandLine builds: spec.Path
+// in place of spec.Args[0], so that cmd.exe runs the approved file.
 //
 // Errors, after which nothing runs:
-//   - spec is unusable (relative Path, empty Args) or a batch file's
-//     argument fails CheckBatchArgs (*BatchArgError): a plain error;
+//   - spec is unusable (relative Path, empty Args) or a batch file's path
+//     or argument fails CheckBatchArgs (*BatchArgError): a plain error;
 //   - the target could not be created: os.StartProcess's error;
 //   - the job could not be created, configured or joined, or the target
 //     could not be resumed: an error wrapping ErrContainment, whose text
@@ -84,11 +86,17 @@ func Start(spec procspec.Spec) (*Process, error) {
 			std[i] = null
 		}
 	}
+	sys := &syscall.SysProcAttr{CreationFlags: creationFlags(), HideWindow: true}
+	if IsBatchFile(spec.Path) {
+		// cmd.exe runs the command line, not spec.Path: make it start with
+		// the approved path, or cmd.exe looks argv[0] up again.
+		sys.CmdLine = BatchCommandLine(spec.Path, spec.Args, syscall.EscapeArg)
+	}
 	proc, err := os.StartProcess(spec.Path, spec.Args, &os.ProcAttr{
 		Dir:   spec.Dir,
 		Env:   spec.Env,
 		Files: std[:],
-		Sys:   &syscall.SysProcAttr{CreationFlags: creationFlags(), HideWindow: true},
+		Sys:   sys,
 	})
 	if err != nil {
 		windows.CloseHandle(job)

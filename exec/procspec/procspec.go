@@ -29,8 +29,9 @@ const DefaultGrace = 2 * time.Second
 // neither closes them nor keeps references after it returns.
 type Spec struct {
 	// Path is the absolute path of the executable; it is not looked up in
-	// PATH. Windows: a .bat or .cmd path runs through cmd.exe and its
-	// arguments must pass winjob.CheckBatchArgs.
+	// PATH. Windows: a .bat or .cmd path runs through cmd.exe, with Path in
+	// place of Args[0] on the command line (winjob.BatchCommandLine), and
+	// it and its arguments must pass winjob.CheckBatchArgs.
 	Path string
 	// Args is the full argv including argv[0]; it must not be empty.
 	// Windows turns it into a command line with Go's standard quoting
