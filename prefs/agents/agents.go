@@ -30,9 +30,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
+	"github.com/agentgate/agentgate/internal/atomicfile"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/gofrs/flock"
 )
 
 // The agents agentgate wires its hook into. Each name is also the hook's
@@ -267,7 +267,7 @@ func RecordsPath(stateDir string) string { return filepath.Join(stateDir, record
 // LoadRecords reads the records in stateDir; a missing file is no records.
 // A record for an agent this version of agentgate does not know is kept.
 func LoadRecords(stateDir string) (map[string]Record, error) {
-	data, err := os.ReadFile(RecordsPath(stateDir))
+	data, err := atomicfile.ReadFile(RecordsPath(stateDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Record{}, nil
 	}
