@@ -112,16 +112,18 @@ With no command, agentgate starts the desktop app.
 Commands:
   run [--cwd DIR] [--timeout DUR] [--provider NAME] -- ARGV...
                  run a command through the gate (asks at the terminal when no rule allows it)
+                 in the current directory's project (--cwd must lie inside it; --timeout 1ms..10m)
   allow list|add|rm|check|trust [--provider NAME] [--project DIR] [-- ARGV...]
                  show and change the allow-lists
   allow grants [--project DIR]
                  the temporary grants in force, with their time left
   allow revoke ID | --all
                  end temporary grants now
-  ps             list runs (all hosts)
+  ps [--all]     list running runs of every host (--all: finished ones too)
   cancel ID      cancel a run, whichever process hosts it
-  log [-f] [--json]
-                 show the audit log (-f: follow)
+  log [-f] [-n N] [--json]
+                 show the audit log, the last N entries (default 50; 0: all),
+                 across rotated and compressed files (-f: then follow)
   mcp [--provider NAME] [--project DIR]
                  stdio MCP server for agents (needs the desktop app)
   hook claude-code|gemini|codex

@@ -34,6 +34,11 @@ const runPoll = 20 * time.Millisecond
 // path as the desktop app (validation, allow-lists, a person's approval,
 // audit log, concurrent-run ceiling, run record with host kind cli).
 //
+// The project is the current directory's: its enclosing git work tree, else
+// the directory itself. --cwd (relative to the current directory) must
+// resolve inside that project, after `..` and symbolic links, and --timeout
+// must be more than 0 and at most 10m; otherwise nothing runs (exit 2).
+//
 // When no rule allows the command, a person is asked at the terminal if
 // stdin is one; otherwise the command is refused before anything starts,
 // naming the allow-list file and the line that would allow it. Output
@@ -46,8 +51,8 @@ const runPoll = 20 * time.Millisecond
 func runRun(args []string, e env) int {
 	flags := flag.NewFlagSet("run", flag.ContinueOnError)
 	flags.SetOutput(e.stderr)
-	cwdFlag := flags.String("cwd", "", "working directory (default: the current directory); must be inside the project")
-	timeout := flags.Duration("timeout", 0, "time limit, at most 10m (default: the default_timeout setting, 2m)")
+	cwdFlag := flags.String("cwd", "", "working directory (default: the current directory); must be inside the current directory's project")
+	timeout := flags.Duration("timeout", 0, "time limit, more than 0 and at most 10m (default: the default_timeout setting, 2m)")
 	provider := flags.String("provider", "", "provider whose allow-list also applies (e.g. claude-code)")
 	flags.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: agentgate run [--cwd DIR] [--timeout DUR] [--provider NAME] -- ARGV...")
@@ -61,17 +66,22 @@ func runRun(args []string, e env) int {
 		flags.Usage()
 		return exitDeclined
 	}
+	timeoutSet := false
+	flags.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+	// The project is the current directory's (SPEC §6, §10), never one
+	// --cwd names: --cwd must lie inside it, as an agent's cwd must lie
+	// inside its session's project.
+	root, err := prefs.ProjectRoot(e.cwd)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentgate run: the current directory %s: %v\n", display.Word(e.cwd), err)
+		return exitDeclined
+	}
 	dir := e.cwd
 	if *cwdFlag != "" {
 		dir = *cwdFlag
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(e.cwd, dir)
 		}
-	}
-	root, err := prefs.ProjectRoot(dir)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agentgate run: the working directory %s: %v\n", display.Word(dir), err)
-		return exitDeclined
 	}
 	h, err := host.Open(context.Background(), host.Options{Paths: e.paths, Kind: exec.HostCLI, AuditHost: "cli"})
 	if err != nil {
@@ -97,11 +107,10 @@ func runRun(args []string, e env) int {
 	defer stop()
 
 	params := wire.ProposeParams{Argv: argv, Cwd: dir}
-	if *timeout != 0 {
+	if timeoutSet {
+		// Validation refuses ≤ 0 (a sub-millisecond value included) and
+		// more than 600 s with the range, before anything runs: exit 2.
 		ms := timeout.Milliseconds()
-		if ms == 0 {
-			ms = -1 // below a millisecond: let validation refuse it with the range
-		}
 		params.TimeoutMS = &ms
 	}
 	proposed, werr := session.Propose(params)

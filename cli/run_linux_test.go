@@ -330,3 +330,53 @@ func waitGone(t *testing.T, pid int) {
 	}
 	t.Fatalf("process %d still runs %s after the signal", pid, eventually)
 }
+
+// TestRunConfinedToTheCurrentProject: the project of `agentgate run` is the
+// current directory's, so --cwd cannot leave it — by "..", an absolute
+// path, a symbolic link out or a path through the project and out again —
+// and nothing runs; a --cwd inside it runs there.
+func TestRunConfinedToTheCurrentProject(t *testing.T) {
+	s := newCLISandbox(t, "pwd\ntouch\n")
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(s.project, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(s.project, "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, cwd := range []string{"..", outside, "/tmp", "out", "sub/../../", "sub/../out", filepath.Join(s.project, "out")} {
+		code, stdout, stderr := runCLI(t, s, "run", "--cwd", cwd, "--", "touch", "ran-here")
+		if code != exitDeclined || !strings.Contains(stderr, "cwd_outside_project") {
+			t.Errorf("--cwd %s: exit %d, stdout %q, stderr %q; want 2 and cwd_outside_project", cwd, code, stdout, stderr)
+		}
+	}
+	for _, dir := range []string{outside, filepath.Dir(s.project), "/tmp"} {
+		if _, err := os.Stat(filepath.Join(dir, "ran-here")); err == nil {
+			t.Errorf("a refused run ran in %s", dir)
+			os.Remove(filepath.Join(dir, "ran-here"))
+		}
+	}
+	code, stdout, stderr := runCLI(t, s, "run", "--cwd", "sub", "--", "pwd")
+	if code != exitOK || strings.TrimSpace(stdout) != filepath.Join(s.project, "sub") {
+		t.Errorf("--cwd sub: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestRunTimeoutRange: --timeout ≤ 0 or above 10 minutes is refused with
+// the range (exit 2), before anything runs.
+func TestRunTimeoutRange(t *testing.T) {
+	s := newCLISandbox(t, "touch\n")
+	marker := filepath.Join(s.project, "ran")
+	for _, d := range []string{"0s", "0", "-1s", "500us", "601s", "11m"} {
+		code, _, stderr := runCLI(t, s, "run", "--timeout", d, "--", "touch", marker)
+		if code != exitDeclined || !strings.Contains(stderr, "timeout_out_of_range") || !strings.Contains(stderr, "600000") {
+			t.Errorf("--timeout %s: exit %d, stderr %q; want 2, timeout_out_of_range and the range", d, code, stderr)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a run with a refused timeout ran")
+	}
+	if code, _, stderr := runCLI(t, s, "run", "--timeout", "600s", "--", "touch", marker); code != exitOK {
+		t.Errorf("--timeout 600s: exit %d, %s", code, stderr)
+	}
+}
