@@ -21,11 +21,12 @@ VERSION  := $(shell awk -F'"' '/^\[/{s=$$0} s=="[Details]" && /^Version[ \t]*=/{
 COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/agentgate/agentgate/cli.version=$(VERSION) -X github.com/agentgate/agentgate/cli.commit=$(COMMIT)
 
-# Every package but the UI and the root (which links the UI): these need no
-# cgo, run under -race, and must compile for Windows and macOS.
-NONUI     = $(shell $(GO) list ./... | grep -v -e '/ui$$' -e '/ui/' -e '^github.com/agentgate/agentgate$$')
+# Every package but the UI (package ui, the Fyne views) and the root (which
+# links the UI): these need no cgo, run under -race, and must compile for
+# Windows and macOS. ui/model, the windows' models, is one of them.
+NONUI     = $(shell $(GO) list ./... | grep -v -e '/ui$$' -e '^github.com/agentgate/agentgate$$')
 
-.PHONY: all deps build run test vet test-nonui test-ui cross bench screenshots fuzz package package-check validate-packaging clean-bin
+.PHONY: all deps build run test vet nofyne test-nonui test-ui cross bench screenshots fuzz package package-check validate-packaging clean-bin
 
 all: build
 
@@ -39,12 +40,22 @@ build: deps
 run: build
 	@scripts/run.sh $(BIN)
 
-test: deps vet validate-packaging cross test-nonui test-ui
+test: deps vet nofyne validate-packaging cross test-nonui test-ui
 	@echo "make test: vet, packaging, cross-OS checks and every test passed"
 	@echo "packages: $$(cat bin/test-nonui.log bin/test-ui.log | grep -c '^ok ') passed, 0 failed"
 
 vet:
 	$(GO) vet -tags $(TAGS) ./...
+
+# Only ui/ and the root may link Fyne (ARCHITECTURE.md): no package of
+# NONUI may have a fyne.io package among its dependencies.
+nofyne:
+	@bad=$$($(GO) list -deps -f '{{.ImportPath}}' $(NONUI) | grep '^fyne\.io/' || true); \
+	if [ -n "$$bad" ]; then \
+	  echo "nofyne: a package outside ui/ links Fyne; only ui/ may:"; \
+	  for p in $(NONUI); do $(GO) list -deps $$p | grep -q '^fyne\.io/' && echo "  $$p"; done; \
+	  exit 1; \
+	fi; echo "nofyne: no package outside ui/ links Fyne"
 
 # Each test target keeps its go test output in bin/ for the closing count.
 test-nonui:
@@ -52,7 +63,7 @@ test-nonui:
 	set -o pipefail; $(GO) test -race -count=1 -timeout 20m $(NONUI) 2>&1 | tee bin/test-nonui.log
 
 test-ui: build
-	set -o pipefail; scripts/with-xvfb.sh $(GO) test -tags $(TAGS) -count=1 -timeout 20m ./ui/... 2>&1 | tee bin/test-ui.log
+	set -o pipefail; scripts/with-xvfb.sh $(GO) test -tags $(TAGS) -count=1 -timeout 20m ./ui 2>&1 | tee bin/test-ui.log
 
 # Windows and macOS compile checks: vet and test binaries of every non-cgo package.
 cross:

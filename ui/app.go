@@ -2,9 +2,10 @@
 // Preferences window and the Processes window. It is the only package that
 // knows Fyne.
 //
-// Logic lives in plain models tested without a display (Queue, CardModel,
-// ProcessesModel, AllowedModel, Throttle); the Fyne code around them is
-// thin. See docs/desktop.md.
+// It is a thin view: the logic lives in ui/model (Queue, CardModel,
+// ProcessesModel, AllowedModel, Throttle, FollowRuns), tested without a
+// display, and the gate behind the windows is assembled by agentbridge/host.
+// See docs/desktop.md.
 package ui
 
 import (
@@ -12,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -21,25 +20,19 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
 	"github.com/adrg/xdg"
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/agentgate/agentgate/agentbridge"
-	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/host"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
-	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/packaging"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/prefs/agents"
+	"github.com/agentgate/agentgate/ui/model"
 )
 
 // AppID is the application identifier, the same as in FyneApp.toml.
 const AppID = "dev.agentgate.agentgate"
-
-// refreshInterval is the Processes window's update throttle: at most four
-// redraws a second however many records change.
-const refreshInterval = 250 * time.Millisecond
 
 // Main starts the desktop app and returns the process exit code when it
 // quits: 0 after Quit, and 0 when another agentgate already runs (it was
@@ -76,15 +69,15 @@ func run() error {
 	a := app.NewWithID(AppID)
 	exe, _ := os.Executable()
 	d := &desk{
-		app: a, queue: &Queue{}, rules: h.Store, gate: h.Broker, paths: paths, executor: h.Executor,
-		past:      cachedPast(h.AuditPath),
-		autostart: Autostart{ConfigHome: xdg.ConfigHome, Executable: exe},
+		app: a, queue: &model.Queue{}, rules: h.Store, gate: h.Broker, paths: paths, executor: h.Executor,
+		past:      model.CachedPast(h.AuditPath),
+		autostart: model.Autostart{ConfigHome: xdg.ConfigHome, Executable: exe},
 		tray:      trayHostPresent(),
 	}
 	d.build()
 	h.Broker.SetApprover(d.queue)
 	h.Serve(agentbridge.ServerOptions{OnShow: func() { fyne.Do(d.showMain) }})
-	d.watchRuns(ctx)
+	model.FollowRuns(ctx, d.procs, func() { fyne.Do(d.procView.refresh) })
 	// Agents update themselves: warn when one setup wired is newer than the
 	// versions agentgate was tested with (off every hook's path).
 	go func() {
@@ -100,33 +93,16 @@ func run() error {
 	return nil
 }
 
-// cachedPast returns a function reading the audit log's recent commands for
-// the rule preview, re-read at most every 10 s.
-func cachedPast(path string) func() []prefs.PastCommand {
-	var mu sync.Mutex
-	var at time.Time
-	var past []prefs.PastCommand
-	return func() []prefs.PastCommand {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(at) > 10*time.Second {
-			past, _ = audit.PastCommands(path, 1000)
-			at = time.Now()
-		}
-		return past
-	}
-}
-
 // desk is the running desktop app: its windows and what they show.
 type desk struct {
 	// app is the Fyne app.
 	app fyne.App
 	// queue holds the pending proposals (the broker's Approver).
-	queue *Queue
+	queue *model.Queue
 	// rules are the allow-lists.
-	rules RuleStore
+	rules model.RuleStore
 	// gate cancels runs and stops everything.
-	gate Gate
+	gate model.Gate
 	// paths locate the configuration and state.
 	paths prefs.Paths
 	// executor is this app's executor (nil in tests): live output, Quit.
@@ -134,14 +110,14 @@ type desk struct {
 	// past returns recent commands for the rule preview.
 	past func() []prefs.PastCommand
 	// autostart switches "Start at login".
-	autostart Autostart
+	autostart model.Autostart
 	// tray is true when a system tray shows the tray icon.
 	tray bool
 
 	// main is the Processes window, the app's main window.
 	main fyne.Window
 	// procs is the Processes model.
-	procs *ProcessesModel
+	procs *model.ProcessesModel
 	// procView is the Processes window's content.
 	procView *processesView
 	// card is the approval card.
@@ -152,10 +128,10 @@ type desk struct {
 
 // build creates the windows, menus, tray and the queue's listeners.
 func (d *desk) build() {
-	d.procs = &ProcessesModel{StateDir: d.paths.StateDir}
+	d.procs = &model.ProcessesModel{StateDir: d.paths.StateDir}
 	_ = d.procs.LoadAll()
-	model := &CardModel{Queue: d.queue, Rules: d.rules}
-	cv := newCardView(model, d.past)
+	card := &model.CardModel{Queue: d.queue, Rules: d.rules}
+	cv := newCardView(card, d.past)
 	position := func(w fyne.Window) { positionTopRight(w) }
 	if _, real := d.app.(desktop.App); !real {
 		position = nil
@@ -177,13 +153,13 @@ func (d *desk) build() {
 	d.queue.OnChange = func() { fyne.Do(d.queueChanged) }
 	d.queue.OnArrive = func(req *agentbridge.ApprovalRequest) {
 		fyne.Do(func() {
-			if model.Hidden() {
-				d.app.SendNotification(fyne.NewNotification("agentgate: a command waits for your answer", notificationText(req)))
+			if card.Hidden() {
+				d.app.SendNotification(fyne.NewNotification("agentgate: a command waits for your answer", model.NotificationText(req)))
 			}
 		})
 	}
 	d.queue.OnExpire = func(req *agentbridge.ApprovalRequest) {
-		d.app.SendNotification(fyne.NewNotification("agentgate: a proposal expired unanswered", notificationText(req)))
+		d.app.SendNotification(fyne.NewNotification("agentgate: a proposal expired unanswered", model.NotificationText(req)))
 	}
 	d.updateTray()
 	go func() {
@@ -191,18 +167,6 @@ func (d *desk) build() {
 			fyne.Do(d.tick)
 		}
 	}()
-}
-
-// notificationText is a notification's body for req.
-func notificationText(req *agentbridge.ApprovalRequest) string {
-	cmd := display.Command(req.Command.Argv)
-	if req.ThroughAgentShell {
-		cmd = escapeText(req.CommandLine)
-	}
-	if req.Provider != "" {
-		return escapeText(req.Provider) + ": " + cmd
-	}
-	return cmd
 }
 
 // menuItems returns the app menu: Processes… (tray only), Preferences…,
@@ -247,11 +211,7 @@ func (d *desk) updateTray() {
 		icon = fyne.NewStaticResource("tray-pending.png", packaging.TrayPendingPNG)
 		for _, req := range pending {
 			id := req.ID
-			label := notificationText(req)
-			if len([]rune(label)) > 60 {
-				label = string([]rune(label)[:59]) + "…"
-			}
-			items = append(items, fyne.NewMenuItem("Answer: "+label, func() {
+			items = append(items, fyne.NewMenuItem(model.TrayLabel(req), func() {
 				d.queue.Select(id)
 				d.card.showAgain()
 			}))
@@ -273,7 +233,7 @@ func (d *desk) tick() {
 }
 
 // liveReader reads this app's own runs' output from the executor.
-func (d *desk) liveReader() LiveReader {
+func (d *desk) liveReader() model.LiveReader {
 	if d.executor == nil {
 		return nil
 	}
@@ -285,66 +245,6 @@ func (d *desk) liveReader() LiveReader {
 		c, err := r.Read(s, cursor, n)
 		return c, true, err
 	}
-}
-
-// watchRuns follows the runs directory with fsnotify and updates the
-// Processes window at most every refreshInterval; without fsnotify it
-// re-reads every record every two seconds.
-func (d *desk) watchRuns(ctx context.Context) {
-	var mu sync.Mutex
-	changed := map[string]bool{}
-	throttle := NewThrottle(refreshInterval, func() {
-		mu.Lock()
-		ids := make([]string, 0, len(changed))
-		for id := range changed {
-			ids = append(ids, id)
-		}
-		clear(changed)
-		mu.Unlock()
-		d.procs.Update(ids)
-		fyne.Do(d.procView.refresh)
-	})
-	dir := filepath.Join(d.paths.StateDir, "runs")
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		err = w.Add(dir)
-	}
-	if err != nil {
-		go func() {
-			t := time.NewTicker(2 * time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					_ = d.procs.LoadAll()
-					fyne.Do(d.procView.refresh)
-				}
-			}
-		}()
-		return
-	}
-	go func() {
-		defer w.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-w.Events:
-				if id := RecordIDFromFile(ev.Name); id != "" {
-					mu.Lock()
-					changed[id] = true
-					mu.Unlock()
-					throttle.Trigger()
-				}
-			case <-w.Errors:
-				// An overflow lost events: read everything again.
-				_ = d.procs.LoadAll()
-				fyne.Do(d.procView.refresh)
-			}
-		}
-	}()
 }
 
 // showMain brings the Processes window forward.
@@ -372,8 +272,8 @@ func (d *desk) showPrefs() {
 			projects = append(projects, pc.Project)
 		}
 	}
-	model := &AllowedModel{Store: d.rules, Past: d.past}
-	pv := newPrefsView(model, KnownScopes(d.paths, providers, projects), d.app.OpenURL, d.autostart)
+	allowed := &model.AllowedModel{Store: d.rules, Past: d.past}
+	pv := newPrefsView(allowed, model.KnownScopes(d.paths, providers, projects), d.app.OpenURL, d.autostart)
 	w := d.app.NewWindow("agentgate — Preferences ▸ Agent ▸ Allowed commands")
 	w.SetContent(pv.root)
 	w.Resize(fyne.NewSize(900, 680))
@@ -390,7 +290,7 @@ func (d *desk) confirmStopEverything() {
 		fmt.Sprintf("Deny %d waiting proposals and cancel %d running commands?", d.queue.Len(), len(d.procs.RunningAll())),
 		func(ok bool) {
 			if ok {
-				StopEverything(d.gate, d.queue, d.procs)
+				model.StopEverything(d.gate, d.queue, d.procs)
 			}
 		}, d.main)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/ui/model"
+	"github.com/agentgate/agentgate/ui/model/modeltest"
 )
 
 // manyRecords writes n finished and running run records under a new state
@@ -30,7 +32,7 @@ func manyRecords(t testing.TB, n int) string {
 		if i%100 == 0 {
 			st = exec.StateRunning
 		}
-		writeRecord(t, dir, exec.Record{
+		modeltest.WriteRecord(t, dir, exec.Record{
 			ID: fmt.Sprintf("run-%06d", i), Argv: []string{"go", "test", "-run", fmt.Sprintf("Test%d", i), "./..."},
 			Executable: "/usr/local/go/bin/go", Dir: "/home/me/src/project", ProjectRoot: fmt.Sprintf("/home/me/src/p%d", i%7),
 			Provider: []string{"claude", "codex", "gemini"}[i%3], HostKind: []exec.HostKind{exec.HostApp, exec.HostCLI}[i%2],
@@ -99,10 +101,10 @@ const processes10kEnv = "AGENTGATE_TEST_PROCESSES_10K"
 func processes10kWorkload(t *testing.T) {
 	dir := manyRecords(t, 10000)
 	test.NewTempApp(t)
-	m := &ProcessesModel{StateDir: dir}
+	m := &model.ProcessesModel{StateDir: dir}
 	require.NoError(t, m.LoadAll())
 	require.Equal(t, 10000, m.Len())
-	v := newProcessesView(m, &fakeGate{}, nil, func() {})
+	v := newProcessesView(m, &modeltest.Gate{}, nil, func() {})
 	w := test.NewTempWindow(t, v.root)
 	w.Resize(fyne.NewSize(960, 600))
 	v.refresh()
@@ -124,8 +126,8 @@ func processes10kWorkload(t *testing.T) {
 func BenchmarkProcesses10k(b *testing.B) {
 	dir := manyRecords(b, 10000)
 	test.NewTempApp(b)
-	m := &ProcessesModel{StateDir: dir}
-	v := newProcessesView(m, &fakeGate{}, nil, func() {})
+	m := &model.ProcessesModel{StateDir: dir}
+	v := newProcessesView(m, &modeltest.Gate{}, nil, func() {})
 	w := test.NewTempWindow(b, v.root)
 	w.Resize(fyne.NewSize(960, 600))
 	b.ResetTimer()
@@ -145,11 +147,11 @@ func BenchmarkProcesses10k(b *testing.B) {
 func BenchmarkProcessesUpdate(b *testing.B) {
 	dir := manyRecords(b, 10000)
 	test.NewTempApp(b)
-	m := &ProcessesModel{StateDir: dir}
+	m := &model.ProcessesModel{StateDir: dir}
 	if err := m.LoadAll(); err != nil {
 		b.Fatal(err)
 	}
-	v := newProcessesView(m, &fakeGate{}, nil, func() {})
+	v := newProcessesView(m, &modeltest.Gate{}, nil, func() {})
 	test.NewTempWindow(b, v.root).Resize(fyne.NewSize(960, 600))
 	ids := make([]string, 100)
 	for i := range ids {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/ui/model"
 )
 
 // CardSize is the approval card window's size.
@@ -25,7 +26,7 @@ var CardSize = fyne.NewSize(560, 610)
 // method runs on the Fyne thread.
 type cardView struct {
 	// model decides what the buttons do.
-	model *CardModel
+	model *model.CardModel
 	// past returns recent commands for the rule preview (nil: none).
 	past func() []prefs.PastCommand
 	// now is the clock for the countdown.
@@ -36,7 +37,7 @@ type cardView struct {
 	// req is the proposal shown; nil when none.
 	req *agentbridge.ApprovalRequest
 	// choices are the "Always allow" choices for req.
-	choices []AllowChoice
+	choices []model.AllowChoice
 	// armTimer re-checks the arming delay.
 	armTimer *time.Timer
 
@@ -82,15 +83,15 @@ const CommandMaxHeight = 160
 var CardSizeWithPanel = fyne.NewSize(560, 760)
 
 // newCardView builds the card's widgets.
-func newCardView(model *CardModel, past func() []prefs.PastCommand) *cardView {
-	v := &cardView{model: model, past: past, now: time.Now}
-	if model.Now != nil {
-		v.now = model.Now
+func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView {
+	v := &cardView{model: m, past: past, now: time.Now}
+	if m.Now != nil {
+		v.now = m.Now
 	}
 	v.title = widget.NewLabelWithStyle("An agent asks to run a command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.position = widget.NewLabel("")
-	v.prev = widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { model.Queue.Step(-1) })
-	v.next = widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { model.Queue.Step(+1) })
+	v.prev = widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { m.Queue.Step(-1) })
+	v.next = widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { m.Queue.Step(+1) })
 	v.from = proseLabel("")
 	v.command = wrapLabel("")
 	v.command.TextStyle = fyne.TextStyle{Monospace: true}
@@ -200,7 +201,7 @@ func (v *cardView) refresh() bool {
 	}
 	v.req = req
 	_, pos, total := v.model.Queue.Current()
-	c := ContentOf(req, pos, total, v.now())
+	c := model.ContentOf(req, pos, total, v.now())
 	v.position.SetText(c.Position)
 	if total > 1 {
 		v.prev.Show()
@@ -232,7 +233,7 @@ func (v *cardView) refresh() bool {
 	v.message.SetText("")
 	v.status.SetText("")
 	v.status.Hide()
-	v.choices = AllowChoices(req)
+	v.choices = model.AllowChoices(req)
 	v.closeAllowPanel()
 	v.fitHeight()
 	v.bodyScroll.ScrollToTop()
@@ -267,7 +268,7 @@ func CardHeight(header, body, footer, pad float32) float32 {
 // tick updates the countdown.
 func (v *cardView) tick() {
 	if v.req != nil {
-		v.expiry.SetText(formatDuration(v.req.Expires.Sub(v.now())))
+		v.expiry.SetText(model.FormatDuration(v.req.Expires.Sub(v.now())))
 	}
 }
 
@@ -342,7 +343,7 @@ func (v *cardView) fillAllowPanel() {
 	first := v.choices[0]
 	program := "Program: " + display.Word(req.Command.Argv[0]) + " (any arguments)"
 	exact := "Exact command: " + ellipsize(display.Command(req.Command.Argv), allowOptionMaxRunes)
-	if first.Kind == AllowExact {
+	if first.Kind == model.AllowExact {
 		v.what.Options = []string{exact, program}
 	} else {
 		v.what.Options = []string{program, exact}
@@ -362,24 +363,24 @@ func (v *cardView) fillAllowPanel() {
 
 // exactIndex is the index of the exact-command option in v.what.
 func (v *cardView) exactIndex() int {
-	if len(v.choices) > 0 && v.choices[0].Kind == AllowExact {
+	if len(v.choices) > 0 && v.choices[0].Kind == model.AllowExact {
 		return 0
 	}
 	return 1
 }
 
 // selectedChoice returns the choice the radios select.
-func (v *cardView) selectedChoice() (AllowChoice, bool) {
-	kind := AllowProgram
+func (v *cardView) selectedChoice() (model.AllowChoice, bool) {
+	kind := model.AllowProgram
 	if len(v.what.Options) > 1 && v.what.Selected == v.what.Options[v.exactIndex()] {
-		kind = AllowExact
+		kind = model.AllowExact
 	}
 	for _, c := range v.choices {
 		if c.Kind == kind && c.ScopeLabel() == v.where.Selected {
 			return c, true
 		}
 	}
-	return AllowChoice{}, false
+	return model.AllowChoice{}, false
 }
 
 // updatePreview shows the rule preview and the launcher warning for the
@@ -397,8 +398,8 @@ func (v *cardView) updatePreview() {
 	if v.past != nil {
 		past = v.past()
 	}
-	v.preview.SetText("Rule " + prefs.FormatList(c.Tokens(v.req)) + " in " + c.ScopeLabel() + ". " + PreviewText(c.Rule(v.req), past, 3))
-	w := LauncherWarning(v.req, c)
+	v.preview.SetText("Rule " + prefs.FormatList(c.Tokens(v.req)) + " in " + c.ScopeLabel() + ". " + model.PreviewText(c.Rule(v.req), past, 3))
+	w := model.LauncherWarning(v.req, c)
 	setOptional(v.warning, w)
 	if w == "" {
 		v.useExact.Hide()
@@ -476,7 +477,7 @@ func (v *cardView) onAlwaysAllow() {
 
 // report shows an action's error on the card (inert clicks are silent).
 func (v *cardView) report(err error) {
-	if err == nil || errors.Is(err, ErrNotArmed) {
+	if err == nil || errors.Is(err, model.ErrNotArmed) {
 		return
 	}
 	setOptional(v.status, err.Error())

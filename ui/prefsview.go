@@ -14,44 +14,21 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/agentgate/agentgate/packaging"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/ui/model"
 )
-
-// Autostart switches "Start at login"; packaging's functions implement it.
-type Autostart struct {
-	// ConfigHome is the XDG config home ($XDG_CONFIG_HOME or ~/.config).
-	ConfigHome string
-	// Executable is the running binary's absolute path.
-	Executable string
-}
-
-// Supported reports whether this OS starts agentgate at login through an
-// autostart entry (see packaging.AutostartSupported).
-func (a Autostart) Supported() bool { return packaging.AutostartSupported() && a.ConfigHome != "" }
-
-// Enabled reports whether the entry is installed and switched on.
-func (a Autostart) Enabled() (bool, error) { return packaging.AutostartEnabled(a.ConfigHome) }
-
-// Set installs (on) or removes (off) the autostart entry.
-func (a Autostart) Set(on bool) error {
-	if on {
-		return packaging.EnableAutostart(a.ConfigHome, a.Executable)
-	}
-	return packaging.DisableAutostart(a.ConfigHome)
-}
 
 // prefsView is Preferences ▸ Agent ▸ Allowed commands…. Every method runs
 // on the Fyne thread.
 type prefsView struct {
 	// model reads and edits the lists.
-	model *AllowedModel
+	model *model.AllowedModel
 	// scopes are the lists offered, Global first.
-	scopes []ScopeRef
+	scopes []model.ScopeRef
 	// current is the index of the scope shown.
 	current int
 	// view is the current scope's content.
-	view View
+	view model.View
 	// selectedRule is the index of the selected rule (-1 none).
 	selectedRule int
 	// shownUntrusted are the rules the trust review showed.
@@ -59,7 +36,7 @@ type prefsView struct {
 	// openURL opens a file in the system's editor (nil: not possible).
 	openURL func(*url.URL) error
 	// autostart switches "Start at login".
-	autostart Autostart
+	autostart model.Autostart
 
 	// The widgets.
 	scopeList *widget.List
@@ -83,8 +60,8 @@ type prefsView struct {
 }
 
 // newPrefsView builds the Allowed commands view for scopes.
-func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL) error, autostart Autostart) *prefsView {
-	v := &prefsView{model: model, scopes: scopes, selectedRule: -1, openURL: openURL, autostart: autostart}
+func newPrefsView(m *model.AllowedModel, scopes []model.ScopeRef, openURL func(*url.URL) error, autostart model.Autostart) *prefsView {
+	v := &prefsView{model: m, scopes: scopes, selectedRule: -1, openURL: openURL, autostart: autostart}
 	v.scopeList = widget.NewList(func() int { return len(v.scopes) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
@@ -180,14 +157,14 @@ func newPrefsView(model *AllowedModel, scopes []ScopeRef, openURL func(*url.URL)
 }
 
 // scope returns the scope shown.
-func (v *prefsView) scope() ScopeRef { return v.scopes[v.current] }
+func (v *prefsView) scope() model.ScopeRef { return v.scopes[v.current] }
 
 // reload re-reads the scope shown.
 func (v *prefsView) reload() {
 	view, err := v.model.View(v.scope())
 	v.view = view
 	v.scopeTitle.SetText(v.scope().Name() + ": " + v.scope().AppliesTo())
-	v.file.SetText(displayPath(view.File))
+	v.file.SetText(model.DisplayPath(view.File))
 	msgs := view.Errors
 	if err != nil {
 		msgs = append([]string{err.Error()}, msgs...)

@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/ui/model"
 )
 
 // allChoice is the filter menus' "no filter" entry.
@@ -22,11 +23,11 @@ var columnWidths = []float32{100, 300, 110, 110, 60, 80, 80, 80}
 // Fyne thread.
 type processesView struct {
 	// model holds the records.
-	model *ProcessesModel
+	model *model.ProcessesModel
 	// gate cancels runs.
-	gate Gate
+	gate model.Gate
 	// live reads this app's own runs' output.
-	live LiveReader
+	live model.LiveReader
 	// now is the clock for elapsed times.
 	now func() time.Time
 	// selected is the id of the selected run ("" none).
@@ -57,20 +58,20 @@ type processesView struct {
 
 // newProcessesView builds the window content; showCard brings the hidden
 // approval card back.
-func newProcessesView(model *ProcessesModel, gate Gate, live LiveReader, showCard func()) *processesView {
-	v := &processesView{model: model, gate: gate, live: live, now: time.Now}
+func newProcessesView(m *model.ProcessesModel, gate model.Gate, live model.LiveReader, showCard func()) *processesView {
+	v := &processesView{model: m, gate: gate, live: live, now: time.Now}
 	v.table = widget.NewTableWithHeaders(
-		func() (int, int) { return model.Len(), len(Columns) },
+		func() (int, int) { return m.Len(), len(model.Columns) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
 			l.Truncation = fyne.TextTruncateEllipsis
 			return l
 		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
-			rec, ok := model.Row(id.Row)
+			rec, ok := m.Row(id.Row)
 			text := ""
 			if ok {
-				text = CellText(&rec, id.Col, v.now())
+				text = model.CellText(&rec, id.Col, v.now())
 			}
 			o.(*widget.Label).SetText(text)
 		},
@@ -80,15 +81,15 @@ func newProcessesView(model *ProcessesModel, gate Gate, live LiveReader, showCar
 		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	}
 	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(Columns) {
-			o.(*widget.Label).SetText(Columns[id.Col])
+		if id.Col >= 0 && id.Col < len(model.Columns) {
+			o.(*widget.Label).SetText(model.Columns[id.Col])
 		}
 	}
 	for i, w := range columnWidths {
 		v.table.SetColumnWidth(i, w)
 	}
 	v.table.OnSelected = func(id widget.TableCellID) {
-		if rec, ok := model.Row(id.Row); ok {
+		if rec, ok := m.Row(id.Row); ok {
 			v.selected = rec.ID
 			v.lastDetails = exec.Record{}
 			v.showDetails()
@@ -150,7 +151,7 @@ func newProcessesView(model *ProcessesModel, gate Gate, live LiveReader, showCar
 
 // applyFilter sets the model's filter from the menus.
 func (v *processesView) applyFilter() {
-	f := Filter{}
+	f := model.Filter{}
 	if v.stateSel != nil && v.stateSel.Selected != allChoice {
 		f.State = exec.State(v.stateSel.Selected)
 	}
@@ -220,9 +221,9 @@ func (v *processesView) showDetails() {
 		return
 	}
 	v.lastDetails = rec
-	v.detailTitle.SetText(CellText(&rec, 1, v.now()))
-	setOptional(v.detailFacts, RunSummary(&rec, v.now()))
-	out, errs, changes := RunDetails(&rec, v.live)
+	v.detailTitle.SetText(model.CellText(&rec, 1, v.now()))
+	setOptional(v.detailFacts, model.RunSummary(&rec, v.now()))
+	out, errs, changes := model.RunDetails(&rec, v.live)
 	if rec.Error != "" {
 		errs = rec.Error + "\n" + errs
 	}

@@ -14,15 +14,17 @@ import (
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/ui/model"
+	"github.com/agentgate/agentgate/ui/model/modeltest"
 )
 
 // newTestCard returns a card window on the test driver with a fake clock.
-func newTestCard(t *testing.T, rules RuleAdder) (*cardWindow, *fakeClock, *Queue) {
+func newTestCard(t *testing.T, rules model.RuleAdder) (*cardWindow, *modeltest.Clock, *model.Queue) {
 	t.Helper()
 	a := test.NewTempApp(t)
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 48, 0, time.UTC)}
-	q := &Queue{}
-	m := &CardModel{Queue: q, Rules: rules, Now: clock.Now}
+	clock := modeltest.NewClock(time.Date(2026, 1, 1, 10, 0, 48, 0, time.UTC))
+	q := &model.Queue{}
+	m := &model.CardModel{Queue: q, Rules: rules, Now: clock.Now}
 	v := newCardView(m, func() []prefs.PastCommand {
 		return []prefs.PastCommand{{Argv: []string{"ls", "-la"}}, {Argv: []string{"go", "vet"}}, {Argv: []string{"ls"}}}
 	})
@@ -33,14 +35,14 @@ func newTestCard(t *testing.T, rules RuleAdder) (*cardWindow, *fakeClock, *Queue
 
 // arm advances the clock past the arming delay and lets the view enable
 // its buttons, as its timer does.
-func arm(cw *cardWindow, clock *fakeClock) {
-	clock.Add(ArmDelay)
+func arm(cw *cardWindow, clock *modeltest.Clock) {
+	clock.Add(model.ArmDelay)
 	cw.view.setArmed(cw.view.model.Armed())
 }
 
 func TestCardViewInertThenDeny(t *testing.T) {
-	cw, clock, q := newTestCard(t, &memRules{})
-	ch := ask(t, context.Background(), q, request("a", "go", "test", "./..."))
+	cw, clock, q := newTestCard(t, &modeltest.Rules{})
+	ch := modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "go", "test", "./..."))
 	cw.refresh()
 	require.True(t, cw.visible)
 	v := cw.view
@@ -64,16 +66,16 @@ func TestCardViewInertThenDeny(t *testing.T) {
 	arm(cw, clock)
 	test.Type(v.message, "use make test")
 	test.Tap(v.deny)
-	r := result(t, ch)
-	assert.False(t, r.answer.Approved)
-	assert.Equal(t, "use make test", r.answer.Message)
+	r := modeltest.Result(t, ch)
+	assert.False(t, r.Answer.Approved)
+	assert.Equal(t, "use make test", r.Answer.Message)
 	cw.refresh()
 	assert.False(t, cw.visible, "the card hides when nothing waits")
 }
 
 func TestCardViewApproveIsNeverFocused(t *testing.T) {
-	cw, clock, q := newTestCard(t, &memRules{})
-	ch := ask(t, context.Background(), q, request("a", "ls"))
+	cw, clock, q := newTestCard(t, &modeltest.Rules{})
+	ch := modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "ls"))
 	cw.refresh()
 	arm(cw, clock)
 	_, focusable := any(cw.view.approve).(fyne.Focusable)
@@ -84,12 +86,12 @@ func TestCardViewApproveIsNeverFocused(t *testing.T) {
 		assert.NotEqual(t, fyne.CanvasObject(cw.view.approve), cw.win.Canvas().Focused())
 	}
 	test.Tap(cw.view.approve)
-	assert.True(t, result(t, ch).answer.Approved)
+	assert.True(t, modeltest.Result(t, ch).Answer.Approved)
 }
 
 func TestCardViewEscHidesAndKeepsPending(t *testing.T) {
-	cw, clock, q := newTestCard(t, &memRules{})
-	ask(t, context.Background(), q, request("a", "ls"))
+	cw, clock, q := newTestCard(t, &modeltest.Rules{})
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "ls"))
 	cw.refresh()
 	arm(cw, clock)
 	cw.win.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
@@ -101,7 +103,7 @@ func TestCardViewEscHidesAndKeepsPending(t *testing.T) {
 
 	// A second proposal does not force the hidden card back; the person
 	// brings it back, re-armed.
-	ask(t, context.Background(), q, request("b", "ls"))
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("b", "ls"))
 	cw.refresh()
 	assert.False(t, cw.visible)
 	cw.showAgain()
@@ -111,9 +113,9 @@ func TestCardViewEscHidesAndKeepsPending(t *testing.T) {
 }
 
 func TestCardViewAlwaysAllowPanel(t *testing.T) {
-	rules := &memRules{}
+	rules := &modeltest.Rules{}
 	cw, clock, q := newTestCard(t, rules)
-	ch := ask(t, context.Background(), q, request("a", "ls", "-la"))
+	ch := modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "ls", "-la"))
 	cw.refresh()
 	arm(cw, clock)
 	v := cw.view
@@ -130,15 +132,15 @@ func TestCardViewAlwaysAllowPanel(t *testing.T) {
 	assert.False(t, v.warning.Visible())
 	v.where.SetSelected("Provider «claude»")
 	test.Tap(v.confirm)
-	assert.True(t, result(t, ch).answer.Approved)
-	require.Len(t, rules.added, 1)
-	assert.Equal(t, prefs.Rule{Tokens: []string{"ls"}, Scope: prefs.ScopeProvider, Provider: "claude"}, rules.added[0])
+	assert.True(t, modeltest.Result(t, ch).Answer.Approved)
+	require.Len(t, rules.Added(), 1)
+	assert.Equal(t, prefs.Rule{Tokens: []string{"ls"}, Scope: prefs.ScopeProvider, Provider: "claude"}, rules.Added()[0])
 }
 
 func TestCardViewLauncherWarning(t *testing.T) {
-	rules := &memRules{}
+	rules := &modeltest.Rules{}
 	cw, clock, q := newTestCard(t, rules)
-	ask(t, context.Background(), q, request("a", "bash", "-c", "rm -rf build"))
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "bash", "-c", "rm -rf build"))
 	cw.refresh()
 	arm(cw, clock)
 	v := cw.view
@@ -152,16 +154,16 @@ func TestCardViewLauncherWarning(t *testing.T) {
 	test.Tap(v.useExact)
 	assert.Equal(t, "Exact command: bash -c 'rm -rf build'", v.what.Selected)
 	test.Tap(v.confirm)
-	require.Len(t, rules.added, 1)
-	assert.Equal(t, []string{"bash", "-c", "rm -rf build"}, rules.added[0].Tokens)
+	require.Len(t, rules.Added(), 1)
+	assert.Equal(t, []string{"bash", "-c", "rm -rf build"}, rules.Added()[0].Tokens)
 }
 
 func TestCardMarkup(t *testing.T) {
-	cw, _, q := newTestCard(t, &memRules{})
-	req := request("a", "printf", "%s", "safe\u202eexe.sh")
+	cw, _, q := newTestCard(t, &modeltest.Rules{})
+	req := modeltest.Request("a", "printf", "%s", "safe\u202eexe.sh")
 	req.Expires = time.Date(2026, 1, 1, 10, 10, 0, 0, time.UTC)
-	ask(t, context.Background(), q, req)
-	ask(t, context.Background(), q, request("b", "ls"))
+	modeltest.Ask(t, context.Background(), q, req)
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("b", "ls"))
 	cw.refresh()
 	// Lay the card out afresh, as the real driver does when rows appear.
 	cw.win.Resize(CardSize.AddWidthHeight(0, 1))
@@ -173,12 +175,12 @@ func TestProcessesViewFiltersAndCancel(t *testing.T) {
 	test.NewTempApp(t)
 	dir := t.TempDir()
 	for i, st := range []exec.State{exec.StateRunning, exec.StateExited} {
-		writeRecord(t, dir, exec.Record{ID: []string{"r0", "r1"}[i], Argv: []string{"sleep", "9"}, Provider: []string{"claude", "codex"}[i],
+		modeltest.WriteRecord(t, dir, exec.Record{ID: []string{"r0", "r1"}[i], Argv: []string{"sleep", "9"}, Provider: []string{"claude", "codex"}[i],
 			ProjectRoot: "/p/a", State: st, StartedAt: time.Unix(int64(i), 0), HostKind: exec.HostCLI})
 	}
-	m := &ProcessesModel{StateDir: dir}
+	m := &model.ProcessesModel{StateDir: dir}
 	require.NoError(t, m.LoadAll())
-	g := &fakeGate{}
+	g := &modeltest.Gate{}
 	v := newProcessesView(m, g, nil, func() {})
 	w := test.NewTempWindow(t, v.root)
 	w.Resize(fyne.NewSize(960, 600))
@@ -191,18 +193,18 @@ func TestProcessesViewFiltersAndCancel(t *testing.T) {
 	assert.Equal(t, "r0", v.selected)
 	assert.Contains(t, v.changes.Text, "reported when the run ends")
 	test.Tap(v.cancel)
-	assert.Equal(t, []string{"r0"}, g.cancelled)
+	assert.Equal(t, []string{"r0"}, g.Cancelled())
 	v.providerSel.SetSelected(allChoice)
 	test.Tap(v.cancelAll)
-	assert.Equal(t, []string{"r0", "r0"}, g.cancelled, "Cancel all: the running runs shown")
+	assert.Equal(t, []string{"r0"}, g.Cancelled(), "Cancel all: the running runs shown")
 }
 
 // widgetCell returns the table cell id of row and col.
 func widgetCell(row, col int) widget.TableCellID { return widget.TableCellID{Row: row, Col: col} }
 
 func TestCardCommandBoxFitsContent(t *testing.T) {
-	cw, _, q := newTestCard(t, &memRules{})
-	ask(t, context.Background(), q, request("short", "npm", "test"))
+	cw, _, q := newTestCard(t, &modeltest.Rules{})
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("short", "npm", "test"))
 	cw.refresh()
 	cw.win.Resize(CardSize)
 	box := cw.view.command
@@ -212,7 +214,7 @@ func TestCardCommandBoxFitsContent(t *testing.T) {
 	assert.False(t, cw.view.escapedRow.Visible())
 
 	require.NoError(t, q.Answer("short", agentbridge.Answer{}))
-	ask(t, context.Background(), q, request("long", longCurl...))
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("long", longCurl...))
 	cw.refresh()
 	cw.win.Resize(CardSize)
 	cw.win.Canvas().Refresh(cw.view.root)

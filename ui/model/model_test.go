@@ -1,14 +1,12 @@
-package ui
+package model_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +17,8 @@ import (
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/prefs"
+	"github.com/agentgate/agentgate/ui/model"
+	"github.com/agentgate/agentgate/ui/model/modeltest"
 	"github.com/agentgate/agentgate/unixpg"
 )
 
@@ -28,69 +28,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-// request returns an approval request for argv in project /p/repo.
-func request(id string, argv ...string) *agentbridge.ApprovalRequest {
-	return &agentbridge.ApprovalRequest{
-		ID: id, Provider: "claude", Client: "Claude Code", PeerPID: 42, PeerExe: "/usr/bin/node",
-		ProjectRoot: "/p/repo",
-		Command: exec.Command{Argv: argv, Executable: "/usr/bin/" + argv[0], Dir: "/p/repo/sub", DirRel: "sub",
-			ProjectRoot: "/p/repo", Timeout: 2 * time.Minute},
-		Reason:  "run the tests",
-		Expires: time.Date(2026, 1, 1, 10, 10, 0, 0, time.UTC),
-	}
-}
-
-// asked is one pending Ask's result.
-type asked struct {
-	answer agentbridge.Answer
-	err    error
-}
-
-// ask calls q.Ask in a goroutine and returns the channel of its result,
-// after the proposal is queued.
-func ask(t *testing.T, ctx context.Context, q *Queue, req *agentbridge.ApprovalRequest) <-chan asked {
-	t.Helper()
-	before := q.Len()
-	ch := make(chan asked, 1)
-	go func() {
-		a, err := q.Ask(ctx, req)
-		ch <- asked{a, err}
-	}()
-	require.Eventually(t, func() bool { return q.Len() == before+1 }, 10*time.Second, time.Millisecond)
-	return ch
-}
-
-// result waits for an Ask's result.
-func result(t *testing.T, ch <-chan asked) asked {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("Ask did not return")
-	}
-	return asked{}
-}
-
 func TestQueuePagingAndAnswers(t *testing.T) {
-	q := &Queue{}
+	q := &model.Queue{}
 	ctx := context.Background()
-	a := ask(t, ctx, q, request("a", "ls"))
-	b := ask(t, ctx, q, request("b", "make"))
-	c := ask(t, ctx, q, request("c", "go", "test"))
+	a := modeltest.Ask(t, ctx, q, modeltest.Request("a", "ls"))
+	b := modeltest.Ask(t, ctx, q, modeltest.Request("b", "make"))
+	c := modeltest.Ask(t, ctx, q, modeltest.Request("c", "go", "test"))
 
 	req, pos, total := q.Current()
 	assert.Equal(t, "a", req.ID)
@@ -106,92 +49,77 @@ func TestQueuePagingAndAnswers(t *testing.T) {
 
 	// Answering an earlier proposal keeps the current one shown.
 	require.NoError(t, q.Answer("a", agentbridge.Answer{Approved: true, By: "card"}))
-	assert.True(t, result(t, a).answer.Approved)
+	assert.True(t, modeltest.Result(t, a).Answer.Approved)
 	req, pos, total = q.Current()
 	assert.Equal(t, "c", req.ID)
 	assert.Equal(t, [2]int{2, 2}, [2]int{pos, total})
 
-	assert.ErrorIs(t, q.Answer("a", agentbridge.Answer{}), ErrAnswered, "a second answer is refused")
+	assert.ErrorIs(t, q.Answer("a", agentbridge.Answer{}), model.ErrAnswered, "a second answer is refused")
 	assert.True(t, q.Select("b"))
 	require.NoError(t, q.Answer("b", agentbridge.Answer{Message: "no"}))
-	r := result(t, b)
-	assert.False(t, r.answer.Approved)
-	assert.Equal(t, "no", r.answer.Message)
+	r := modeltest.Result(t, b)
+	assert.False(t, r.Answer.Approved)
+	assert.Equal(t, "no", r.Answer.Message)
 	assert.Equal(t, 1, q.DenyAll("stop"))
-	assert.Equal(t, "stop", result(t, c).answer.Message)
+	assert.Equal(t, "stop", modeltest.Result(t, c).Answer.Message)
 	req, _, _ = q.Current()
 	assert.Nil(t, req)
 }
 
 func TestQueueExpiryAndWithdrawal(t *testing.T) {
 	var expired atomic.Int32
-	q := &Queue{OnExpire: func(*agentbridge.ApprovalRequest) { expired.Add(1) }}
+	q := &model.Queue{OnExpire: func(*agentbridge.ApprovalRequest) { expired.Add(1) }}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := ask(t, ctx, q, request("w", "ls"))
+	ch := modeltest.Ask(t, ctx, q, modeltest.Request("w", "ls"))
 	cancel()
-	r := result(t, ch)
-	assert.ErrorIs(t, r.err, context.Canceled)
+	r := modeltest.Result(t, ch)
+	assert.ErrorIs(t, r.Err, context.Canceled)
 	assert.Equal(t, 0, q.Len())
 	assert.Zero(t, expired.Load(), "a withdrawal is not an expiry")
 
 	dctx, dcancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer dcancel()
-	r = result(t, func() <-chan asked {
-		ch := make(chan asked, 1)
-		go func() { a, err := q.Ask(dctx, request("e", "ls")); ch <- asked{a, err} }()
+	r = modeltest.Result(t, func() <-chan modeltest.Asked {
+		ch := make(chan modeltest.Asked, 1)
+		go func() {
+			a, err := q.Ask(dctx, modeltest.Request("e", "ls"))
+			ch <- modeltest.Asked{Answer: a, Err: err}
+		}()
 		return ch
 	}())
-	assert.ErrorIs(t, r.err, context.DeadlineExceeded)
+	assert.ErrorIs(t, r.Err, context.DeadlineExceeded)
 	assert.EqualValues(t, 1, expired.Load(), "the person is notified of the expiry")
 	assert.Equal(t, 0, q.Len())
 }
 
-// memRules records Add calls.
-type memRules struct {
-	mu    sync.Mutex
-	added []prefs.Rule
-	err   error
-}
-
-func (m *memRules) Add(scope prefs.Scope, provider, project string, tokens []string) (prefs.Rule, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.err != nil {
-		return prefs.Rule{}, m.err
-	}
-	r := prefs.Rule{Tokens: tokens, Scope: scope, Provider: provider, Project: project}
-	m.added = append(m.added, r)
-	return r, nil
-}
-
 func TestCardArmingDelayAndEsc(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)}
-	q := &Queue{}
-	m := &CardModel{Queue: q, Rules: &memRules{}, Now: clock.Now}
-	assert.ErrorIs(t, m.Approve(), ErrNothingPending)
+	clock := modeltest.NewClock(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
+	q := &model.Queue{}
+	m := &model.CardModel{Queue: q, Rules: &modeltest.Rules{}, Now: clock.Now}
+	assert.ErrorIs(t, m.Approve(), model.ErrNothingPending)
 
-	ch := ask(t, context.Background(), q, request("a", "ls"))
+	ch := modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "ls"))
 	req, changed := m.Sync()
 	require.True(t, changed)
 	assert.Equal(t, "a", req.ID)
 
 	// Keys or clicks at once approve nothing, and deny nothing.
-	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
-	assert.ErrorIs(t, m.Deny("x"), ErrNotArmed)
-	assert.ErrorIs(t, m.AlwaysAllow(AllowChoice{Scope: prefs.ScopeGlobal}), ErrNotArmed)
-	clock.Add(ArmDelay - time.Millisecond)
+	assert.ErrorIs(t, m.Approve(), model.ErrNotArmed)
+	assert.ErrorIs(t, m.Deny("x"), model.ErrNotArmed)
+	assert.ErrorIs(t, m.AlwaysAllow(model.AllowChoice{Scope: prefs.ScopeGlobal}), model.ErrNotArmed)
+	clock.Add(model.ArmDelay - time.Millisecond)
 	assert.False(t, m.Armed())
-	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	assert.ErrorIs(t, m.Approve(), model.ErrNotArmed)
 	assert.Equal(t, 1, q.Len(), "still pending")
 
 	// Another proposal arriving changes the content ("1 of 2"): re-armed.
-	chB := ask(t, context.Background(), q, request("b", "make"))
+	chB := modeltest.Ask(t, context.Background(), q, modeltest.Request("b", "make"))
 	clock.Add(2 * time.Millisecond)
 	_, changed = m.Sync()
 	assert.True(t, changed)
 	assert.False(t, m.Armed())
-	clock.Add(ArmDelay)
+	clock.Add(model.ArmDelay)
 	_, changed = m.Sync()
 	assert.False(t, changed)
 	assert.True(t, m.Armed())
@@ -199,48 +127,48 @@ func TestCardArmingDelayAndEsc(t *testing.T) {
 	// Esc hides: nothing is answered and the buttons are inert.
 	m.Hide()
 	assert.True(t, m.Hidden())
-	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	assert.ErrorIs(t, m.Approve(), model.ErrNotArmed)
 	assert.Equal(t, 2, q.Len(), "Esc leaves proposals pending")
 	m.Show()
 	assert.False(t, m.Armed(), "shown again: re-armed")
-	clock.Add(ArmDelay)
+	clock.Add(model.ArmDelay)
 
 	// Paging changes the content: re-armed.
 	q.Step(+1)
 	_, changed = m.Sync()
 	assert.True(t, changed)
-	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
-	clock.Add(ArmDelay)
+	assert.ErrorIs(t, m.Approve(), model.ErrNotArmed)
+	clock.Add(model.ArmDelay)
 	require.NoError(t, m.Deny("  use make test  "))
-	r := result(t, chB)
-	assert.False(t, r.answer.Approved)
-	assert.Equal(t, "use make test", r.answer.Message)
+	r := modeltest.Result(t, chB)
+	assert.False(t, r.Answer.Approved)
+	assert.Equal(t, "use make test", r.Answer.Message)
 
 	// The queue moved ("1 of 1"): re-armed before Approve works.
 	_, changed = m.Sync()
 	assert.True(t, changed)
-	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
-	clock.Add(ArmDelay)
+	assert.ErrorIs(t, m.Approve(), model.ErrNotArmed)
+	clock.Add(model.ArmDelay)
 	require.NoError(t, m.Approve())
-	assert.True(t, result(t, ch).answer.Approved)
+	assert.True(t, modeltest.Result(t, ch).Answer.Approved)
 }
 
 func TestCardRefusesAnswerForUnseenProposal(t *testing.T) {
-	clock := &fakeClock{t: time.Now()}
-	q := &Queue{}
-	m := &CardModel{Queue: q, Now: clock.Now}
-	ask(t, context.Background(), q, request("a", "ls"))
+	clock := modeltest.NewClock(time.Now())
+	q := &model.Queue{}
+	m := &model.CardModel{Queue: q, Now: clock.Now}
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "ls"))
 	m.Sync()
-	clock.Add(ArmDelay)
-	ask(t, context.Background(), q, request("b", "ls"))
+	clock.Add(model.ArmDelay)
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("b", "ls"))
 	q.Step(+1) // the queue moved, but the card has not redrawn (no Sync)
-	assert.ErrorIs(t, m.Approve(), ErrNotArmed)
+	assert.ErrorIs(t, m.Approve(), model.ErrNotArmed)
 	assert.Equal(t, 2, q.Len())
 }
 
 func TestAllowChoices(t *testing.T) {
-	req := request("a", "ls", "-la")
-	got := AllowChoices(req)
+	req := modeltest.Request("a", "ls", "-la")
+	got := model.AllowChoices(req)
 	var labels []string
 	for _, c := range got {
 		labels = append(labels, c.Label(req))
@@ -251,49 +179,49 @@ func TestAllowChoices(t *testing.T) {
 		"exact command ls -la into Project «repo»",
 	}, labels, "ls is no launcher: program first")
 
-	noProvider := request("b", "ls")
+	noProvider := modeltest.Request("b", "ls")
 	noProvider.Provider = ""
-	for _, c := range AllowChoices(noProvider) {
+	for _, c := range model.AllowChoices(noProvider) {
 		assert.NotEqual(t, prefs.ScopeProvider, c.Scope, "no provider scope without a provider")
 	}
 
-	py := request("c", "python3", "-c", "print(1)")
-	choices := AllowChoices(py)
-	assert.Equal(t, AllowExact, choices[0].Kind, "launchers offer the exact command first")
-	assert.Contains(t, LauncherWarning(py, AllowChoice{Kind: AllowProgram}), "python3 -c 'print(1)'")
-	assert.Empty(t, LauncherWarning(py, AllowChoice{Kind: AllowExact}))
-	assert.Empty(t, LauncherWarning(req, AllowChoice{Kind: AllowProgram}))
+	py := modeltest.Request("c", "python3", "-c", "print(1)")
+	choices := model.AllowChoices(py)
+	assert.Equal(t, model.AllowExact, choices[0].Kind, "launchers offer the exact command first")
+	assert.Contains(t, model.LauncherWarning(py, model.AllowChoice{Kind: model.AllowProgram}), "python3 -c 'print(1)'")
+	assert.Empty(t, model.LauncherWarning(py, model.AllowChoice{Kind: model.AllowExact}))
+	assert.Empty(t, model.LauncherWarning(req, model.AllowChoice{Kind: model.AllowProgram}))
 
 	hook := &agentbridge.ApprovalRequest{ID: "h", ThroughAgentShell: true, CommandLine: "ls | wc"}
-	assert.Empty(t, AllowChoices(hook))
+	assert.Empty(t, model.AllowChoices(hook))
 }
 
 // TestAlwaysAllowWritesTheRightFile checks every "Always allow" choice
 // against a real prefs.Store: the rule lands in the right file, the
 // proposal is approved, and the rule then decides.
 func TestAlwaysAllowWritesTheRightFile(t *testing.T) {
-	for _, kind := range []AllowKind{AllowProgram, AllowExact} {
+	for _, kind := range []model.AllowKind{model.AllowProgram, model.AllowExact} {
 		for _, scope := range []prefs.Scope{prefs.ScopeGlobal, prefs.ScopeProvider, prefs.ScopeProject} {
 			project := t.TempDir()
 			paths := prefs.Paths{ConfigDir: t.TempDir(), StateDir: t.TempDir()}
 			store, err := prefs.Open(paths)
 			require.NoError(t, err)
-			clock := &fakeClock{t: time.Now()}
-			q := &Queue{}
-			m := &CardModel{Queue: q, Rules: store, Now: clock.Now}
-			req := request("r", "cargo", "build", string(scope), map[AllowKind]string{AllowProgram: "p", AllowExact: "e"}[kind])
+			clock := modeltest.NewClock(time.Now())
+			q := &model.Queue{}
+			m := &model.CardModel{Queue: q, Rules: store, Now: clock.Now}
+			req := modeltest.Request("r", "cargo", "build", string(scope), map[model.AllowKind]string{model.AllowProgram: "p", model.AllowExact: "e"}[kind])
 			req.ProjectRoot, req.Command.ProjectRoot = project, project
-			ch := ask(t, context.Background(), q, req)
+			ch := modeltest.Ask(t, context.Background(), q, req)
 			m.Sync()
-			clock.Add(ArmDelay)
-			var choice AllowChoice
-			for _, c := range AllowChoices(req) {
+			clock.Add(model.ArmDelay)
+			var choice model.AllowChoice
+			for _, c := range model.AllowChoices(req) {
 				if c.Kind == kind && c.Scope == scope {
 					choice = c
 				}
 			}
 			require.NoError(t, m.AlwaysAllow(choice))
-			assert.True(t, result(t, ch).answer.Approved)
+			assert.True(t, modeltest.Result(t, ch).Answer.Approved)
 
 			wantFile := map[prefs.Scope]string{
 				prefs.ScopeGlobal:   paths.GlobalFile(),
@@ -303,7 +231,7 @@ func TestAlwaysAllowWritesTheRightFile(t *testing.T) {
 			data, err := os.ReadFile(wantFile)
 			require.NoError(t, err)
 			wantLine := "cargo"
-			if kind == AllowExact {
+			if kind == model.AllowExact {
 				wantLine = prefs.FormatList(req.Command.Argv)
 			}
 			assert.Contains(t, strings.Split(string(data), "\n"), wantLine, "%v/%s", kind, scope)
@@ -315,28 +243,28 @@ func TestAlwaysAllowWritesTheRightFile(t *testing.T) {
 }
 
 func TestAlwaysAllowFailureApprovesNothing(t *testing.T) {
-	clock := &fakeClock{t: time.Now()}
-	q := &Queue{}
-	m := &CardModel{Queue: q, Rules: &memRules{err: errors.New("disk full")}, Now: clock.Now}
-	ask(t, context.Background(), q, request("a", "ls"))
+	clock := modeltest.NewClock(time.Now())
+	q := &model.Queue{}
+	m := &model.CardModel{Queue: q, Rules: &modeltest.Rules{Err: errors.New("disk full")}, Now: clock.Now}
+	modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "ls"))
 	m.Sync()
-	clock.Add(ArmDelay)
-	err := m.AlwaysAllow(AllowChoice{Scope: prefs.ScopeGlobal})
+	clock.Add(model.ArmDelay)
+	err := m.AlwaysAllow(model.AllowChoice{Scope: prefs.ScopeGlobal})
 	assert.ErrorContains(t, err, "disk full")
 	assert.Equal(t, 1, q.Len(), "still pending")
 }
 
 func TestContentOf(t *testing.T) {
-	req := request("a", "printf", "%s\n", "a\u202eb")
+	req := modeltest.Request("a", "printf", "%s\n", "a\u202eb")
 	req.Command.Stdin = make([]byte, 1536)
 	req.Reason = "because\u200b\x1b[31m"
 	now := req.Expires.Add(-(9*time.Minute + 12*time.Second))
-	c := ContentOf(req, 2, 5, now)
-	assert.Equal(t, CardContent{
+	c := model.ContentOf(req, 2, 5, now)
+	assert.Equal(t, model.CardContent{
 		Position:   "2 of 5",
 		From:       "claude · Claude Code · pid 42 (/usr/bin/node)",
 		Command:    `printf $'%s\n' $'a\u202eb'`,
-		Escaped:    EscapedWarning,
+		Escaped:    model.EscapedWarning,
 		Executable: "/usr/bin/printf",
 		Cwd:        "sub in /p/repo",
 		Timeout:    "2 min",
@@ -346,16 +274,16 @@ func TestContentOf(t *testing.T) {
 	}, c)
 
 	t.Setenv("HOME", "/p")
-	plain := ContentOf(request("b", "npm", "test", "--", "--watch=false"), 1, 1, now)
+	plain := model.ContentOf(modeltest.Request("b", "npm", "test", "--", "--watch=false"), 1, 1, now)
 	assert.Equal(t, "", plain.Escaped, "nothing escaped, no warning")
 	assert.Equal(t, "sub in ~/repo", plain.Cwd, "the project under the home directory")
 
 	hook := &agentbridge.ApprovalRequest{ThroughAgentShell: true, CommandLine: "ls | wc -l", Cwd: "/p", Expires: now}
-	hc := ContentOf(hook, 1, 1, now)
+	hc := model.ContentOf(hook, 1, 1, now)
 	assert.Equal(t, "ls | wc -l", hc.Command)
 	assert.Equal(t, "", hc.Escaped)
 	hook.CommandLine = "ls\u200b"
-	assert.Equal(t, EscapedWarning, ContentOf(hook, 1, 1, now).Escaped, "a hook's shell line is checked too")
+	assert.Equal(t, model.EscapedWarning, model.ContentOf(hook, 1, 1, now).Escaped, "a hook's shell line is checked too")
 	assert.Contains(t, hc.ThroughShell, "agent's own shell")
 	assert.Equal(t, "no provider", hc.From)
 }
@@ -366,23 +294,21 @@ func TestFormatting(t *testing.T) {
 		want string
 	}{{-time.Second, "0 s"}, {300 * time.Millisecond, "1 s"}, {45 * time.Second, "45 s"}, {2 * time.Minute, "2 min"},
 		{552 * time.Second, "9 min 12 s"}, {time.Hour, "1 h"}, {65 * time.Minute, "1 h 5 min"}} {
-		assert.Equal(t, tc.want, formatDuration(tc.d), tc.d.String())
+		assert.Equal(t, tc.want, model.FormatDuration(tc.d), tc.d.String())
 	}
 	for _, tc := range []struct {
 		n    int64
 		want string
 	}{{0, "0 B"}, {1023, "1023 B"}, {1536, "1.5 KiB"}, {3 << 20, "3.0 MiB"}, {5 << 30, "5.0 GiB"}} {
-		assert.Equal(t, tc.want, formatBytes(tc.n))
+		assert.Equal(t, tc.want, model.FormatBytes(tc.n))
 	}
 	for _, tc := range []struct{ in, want string }{
 		{"plain\nlines", "plain\nlines"}, {"tab\there", "tab here"}, {"bidi\u202e", `bidi\u202e`},
 		{"bad\xffbyte", `bad\xffbyte`}, {"bell\a", `bell\x07`}, {"tag\U000E0041", `tag\U000e0041`},
 		{"ok \ufffd", "ok \ufffd"},
 	} {
-		assert.Equal(t, tc.want, escapeText(tc.in), "%q", tc.in)
+		assert.Equal(t, tc.want, model.EscapeText(tc.in), "%q", tc.in)
 	}
-	assert.Equal(t, [2]int{1264, 16}, func() [2]int { x, y := TopRight(0, 0, 1840, 560); return [2]int{x, y} }())
-	assert.Equal(t, [2]int{100, 46}, func() [2]int { x, y := TopRight(100, 30, 300, 560); return [2]int{x, y} }(), "never left of the work area")
 }
 
 func TestPreviewText(t *testing.T) {
@@ -392,21 +318,12 @@ func TestPreviewText(t *testing.T) {
 		{Argv: []string{"ls"}, Time: time.Unix(1, 0)},
 	}
 	assert.Equal(t, "Would have allowed 2 of your last 3 commands:\n  git status\n  git push",
-		PreviewText(prefs.Rule{Tokens: []string{"git"}, Scope: prefs.ScopeGlobal}, past, 5))
+		model.PreviewText(prefs.Rule{Tokens: []string{"git"}, Scope: prefs.ScopeGlobal}, past, 5))
 	assert.Equal(t, "Would have allowed 2 of your last 3 commands:\n  git status\n… and 1 more",
-		PreviewText(prefs.Rule{Tokens: []string{"git"}, Scope: prefs.ScopeGlobal}, past, 1))
+		model.PreviewText(prefs.Rule{Tokens: []string{"git"}, Scope: prefs.ScopeGlobal}, past, 1))
 	assert.Equal(t, "Would have allowed none of your last 3 commands.",
-		PreviewText(prefs.Rule{Tokens: []string{"rm"}, Scope: prefs.ScopeGlobal}, past, 5))
-	assert.Contains(t, PreviewText(prefs.Rule{Tokens: []string{"rm"}}, nil, 5), "No past commands")
-}
-
-// writeRecord writes a run record file as exec would.
-func writeRecord(t testing.TB, stateDir string, rec exec.Record) {
-	t.Helper()
-	data, err := json.Marshal(rec)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(stateDir, "runs"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(stateDir, "runs", rec.ID+".json"), data, 0o600))
+		model.PreviewText(prefs.Rule{Tokens: []string{"rm"}, Scope: prefs.ScopeGlobal}, past, 5))
+	assert.Contains(t, model.PreviewText(prefs.Rule{Tokens: []string{"rm"}}, nil, 5), "No past commands")
 }
 
 func TestProcessesModelFiltersAndUpdates(t *testing.T) {
@@ -419,10 +336,10 @@ func TestProcessesModelFiltersAndUpdates(t *testing.T) {
 		{ID: "r3", Argv: []string{"go", "test"}, Provider: "claude", ProjectRoot: "/p/b", HostKind: exec.HostApp, State: exec.StateRunning, StartedAt: base.Add(2 * time.Minute)},
 	}
 	for _, r := range recs {
-		writeRecord(t, dir, r)
+		modeltest.WriteRecord(t, dir, r)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "bad.json"), []byte("{torn"), 0o600))
-	m := &ProcessesModel{StateDir: dir}
+	m := &model.ProcessesModel{StateDir: dir}
 	require.NoError(t, m.LoadAll())
 	ids := func() []string {
 		var out []string
@@ -434,13 +351,13 @@ func TestProcessesModelFiltersAndUpdates(t *testing.T) {
 	}
 	assert.Equal(t, []string{"r3", "r2", "r1"}, ids(), "newest first; the corrupt file is skipped")
 
-	m.SetFilter(Filter{Provider: "claude"})
+	m.SetFilter(model.Filter{Provider: "claude"})
 	assert.Equal(t, []string{"r3", "r1"}, ids())
-	m.SetFilter(Filter{Provider: "claude", Project: "/p/b"})
+	m.SetFilter(model.Filter{Provider: "claude", Project: "/p/b"})
 	assert.Equal(t, []string{"r3"}, ids())
-	m.SetFilter(Filter{State: exec.StateExited})
+	m.SetFilter(model.Filter{State: exec.StateExited})
 	assert.Equal(t, []string{"r2"}, ids())
-	m.SetFilter(Filter{})
+	m.SetFilter(model.Filter{})
 	providers, projects := m.FilterOptions()
 	assert.Equal(t, []string{"claude", "codex"}, providers)
 	assert.Equal(t, []string{"/p/a", "/p/b"}, projects)
@@ -448,9 +365,9 @@ func TestProcessesModelFiltersAndUpdates(t *testing.T) {
 
 	// Incremental update: r1 ended, r2 pruned, r4 appeared.
 	recs[0].State, recs[0].EndedAt = exec.StateCancelled, base.Add(time.Second)
-	writeRecord(t, dir, recs[0])
+	modeltest.WriteRecord(t, dir, recs[0])
 	require.NoError(t, os.Remove(filepath.Join(dir, "runs", "r2.json")))
-	writeRecord(t, dir, exec.Record{ID: "r4", Argv: []string{"true"}, State: exec.StateRunning, StartedAt: base.Add(3 * time.Minute)})
+	modeltest.WriteRecord(t, dir, exec.Record{ID: "r4", Argv: []string{"true"}, State: exec.StateRunning, StartedAt: base.Add(3 * time.Minute)})
 	m.Update([]string{"r1", "r2", "r4"})
 	assert.Equal(t, []string{"r4", "r3", "r1"}, ids())
 	assert.Equal(t, []string{"r3", "r4"}, m.RunningAll())
@@ -461,65 +378,48 @@ func TestProcessesModelFiltersAndUpdates(t *testing.T) {
 	now := base.Add(3*time.Minute + 5*time.Second)
 	r2 := recs[1]
 	var cells []string
-	for col := range Columns {
-		cells = append(cells, CellText(&r2, col, now))
+	for col := range model.Columns {
+		cells = append(cells, model.CellText(&r2, col, now))
 	}
 	assert.Equal(t, []string{"exited", "make", "codex", "b", "cli", r2.StartedAt.Local().Format("15:04:05"), "1.5 s", "3"}, cells)
 	r3 := recs[2]
-	assert.Equal(t, "1 min 5 s", CellText(&r3, 6, now), "elapsed while running")
-	assert.Equal(t, "", CellText(&r3, 7, now))
-	assert.Equal(t, "r7", RecordIDFromFile("/x/runs/r7.json"))
-	assert.Equal(t, "", RecordIDFromFile("/x/runs/.r7.json.tmp123"))
-	assert.Equal(t, "", RecordIDFromFile("/x/runs/r7.cancel"))
+	assert.Equal(t, "1 min 5 s", model.CellText(&r3, 6, now), "elapsed while running")
+	assert.Equal(t, "", model.CellText(&r3, 7, now))
+	assert.Equal(t, "r7", model.RecordIDFromFile("/x/runs/r7.json"))
+	assert.Equal(t, "", model.RecordIDFromFile("/x/runs/.r7.json.tmp123"))
+	assert.Equal(t, "", model.RecordIDFromFile("/x/runs/r7.cancel"))
 }
-
-// fakeGate records cancels and Stop everything.
-type fakeGate struct {
-	mu        sync.Mutex
-	cancelled []string
-	stopped   int
-}
-
-func (g *fakeGate) CancelRun(id string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.cancelled = append(g.cancelled, id)
-	return nil
-}
-
-func (g *fakeGate) StopEverything() { g.mu.Lock(); g.stopped++; g.mu.Unlock() }
 
 func TestStopEverythingAndCancelAll(t *testing.T) {
 	dir := t.TempDir()
 	for i, st := range []exec.State{exec.StateRunning, exec.StateExited, exec.StateRunning} {
-		writeRecord(t, dir, exec.Record{ID: fmt.Sprintf("r%d", i), Argv: []string{"x"}, Provider: fmt.Sprint("p", i), State: st, StartedAt: time.Unix(int64(i), 0)})
+		modeltest.WriteRecord(t, dir, exec.Record{ID: fmt.Sprintf("r%d", i), Argv: []string{"x"}, Provider: fmt.Sprint("p", i), State: st, StartedAt: time.Unix(int64(i), 0)})
 	}
-	procs := &ProcessesModel{StateDir: dir}
+	procs := &model.ProcessesModel{StateDir: dir}
 	require.NoError(t, procs.LoadAll())
-	q := &Queue{}
-	a := ask(t, context.Background(), q, request("a", "ls"))
-	b := ask(t, context.Background(), q, request("b", "ls"))
-	g := &fakeGate{}
+	q := &model.Queue{}
+	a := modeltest.Ask(t, context.Background(), q, modeltest.Request("a", "ls"))
+	b := modeltest.Ask(t, context.Background(), q, modeltest.Request("b", "ls"))
+	g := &modeltest.Gate{}
 
-	procs.SetFilter(Filter{Provider: "p0"})
+	procs.SetFilter(model.Filter{Provider: "p0"})
 	n, err := procs.CancelAll(g)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "Cancel all cancels the runs shown")
-	assert.Equal(t, []string{"r0"}, g.cancelled)
+	assert.Equal(t, []string{"r0"}, g.Cancelled())
 
-	g.cancelled = nil
-	require.NoError(t, StopEverything(g, q, procs))
-	assert.Equal(t, 1, g.stopped)
-	assert.Equal(t, []string{"r0", "r2"}, g.cancelled, "every running run of every host, filters aside")
-	assert.False(t, result(t, a).answer.Approved)
-	assert.False(t, result(t, b).answer.Approved)
+	require.NoError(t, model.StopEverything(g, q, procs))
+	assert.Equal(t, 1, g.Stopped())
+	assert.Equal(t, []string{"r0", "r2"}, g.Cancelled(), "every running run of every host, filters aside")
+	assert.False(t, modeltest.Result(t, a).Answer.Approved)
+	assert.False(t, modeltest.Result(t, b).Answer.Approved)
 	assert.Equal(t, 0, q.Len())
 }
 
 func TestThrottleCoalesces(t *testing.T) {
 	var calls atomic.Int32
 	done := make(chan struct{}, 100)
-	th := NewThrottle(50*time.Millisecond, func() { calls.Add(1); done <- struct{}{} })
+	th := model.NewThrottle(50*time.Millisecond, func() { calls.Add(1); done <- struct{}{} })
 	for range 1000 {
 		th.Trigger()
 	}
@@ -540,9 +440,9 @@ func TestAllowedModel(t *testing.T) {
 	store, err := prefs.Open(paths)
 	require.NoError(t, err)
 	past := []prefs.PastCommand{{Argv: []string{"git", "status"}, Project: project}, {Argv: []string{"ls"}}}
-	m := &AllowedModel{Store: store, Past: func() []prefs.PastCommand { return past }}
-	global := ScopeRef{Scope: prefs.ScopeGlobal}
-	proj := ScopeRef{Scope: prefs.ScopeProject, Project: project}
+	m := &model.AllowedModel{Store: store, Past: func() []prefs.PastCommand { return past }}
+	global := model.ScopeRef{Scope: prefs.ScopeGlobal}
+	proj := model.ScopeRef{Scope: prefs.ScopeProject, Project: project}
 
 	d, err := m.Draft(global, `git commit -m 'fix it'`)
 	require.NoError(t, err)
@@ -604,7 +504,7 @@ func TestAllowedModel(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(paths.ConfigDir, "providers"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(paths.ConfigDir, "providers", "gemini.allow.list"), nil, 0o600))
 	var labels []string
-	for _, s := range KnownScopes(paths, []string{"claude", "claude", "../bad"}, []string{project, "relative", project}) {
+	for _, s := range model.KnownScopes(paths, []string{"claude", "claude", "../bad"}, []string{project, "relative", project}) {
 		labels = append(labels, s.Label())
 	}
 	assert.Equal(t, []string{"Global", "Provider «claude»", "Provider «gemini»",

@@ -1,4 +1,4 @@
-package ui
+package model
 
 import (
 	"errors"
@@ -189,7 +189,7 @@ func (m *CardModel) AlwaysAllow(choice AllowChoice) error {
 }
 
 // CardContent is the text of the approval card for one proposal. Every
-// field is ready to show: agent-supplied text is escaped with escapeText
+// field is ready to show: agent-supplied text is escaped with EscapeText
 // and the command with display.Command.
 type CardContent struct {
 	// Position is "2 of 5" (or "1 of 1").
@@ -222,16 +222,16 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 	c := CardContent{
 		Position:  fmt.Sprintf("%d of %d", pos, total),
 		From:      fromText(req),
-		Reason:    escapeText(req.Reason),
-		ExpiresIn: formatDuration(req.Expires.Sub(now)),
+		Reason:    EscapeText(req.Reason),
+		ExpiresIn: FormatDuration(req.Expires.Sub(now)),
 	}
 	if req.ThroughAgentShell {
-		c.Command = escapeText(req.CommandLine)
+		c.Command = EscapeText(req.CommandLine)
 		if hasEscapes(req.CommandLine) {
 			c.Escaped = EscapedWarning
 		}
 		c.ThroughShell = "Runs through the agent's own shell: agentgate only decides, it cannot bound or stop this command."
-		c.Cwd = escapeText(req.Cwd)
+		c.Cwd = EscapeText(req.Cwd)
 		c.Timeout, c.Stdin, c.Executable = "set by the agent", "—", "—"
 		return c
 	}
@@ -242,17 +242,17 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 	if rel == "" {
 		rel = "."
 	}
-	c.Cwd = display.Word(rel) + " in " + displayPath(cmd.ProjectRoot)
+	c.Cwd = display.Word(rel) + " in " + DisplayPath(cmd.ProjectRoot)
 	for _, arg := range cmd.Argv {
 		if hasEscapes(arg) {
 			c.Escaped = EscapedWarning
 			break
 		}
 	}
-	c.Timeout = formatDuration(cmd.Timeout)
+	c.Timeout = FormatDuration(cmd.Timeout)
 	c.Stdin = "none"
 	if n := len(cmd.Stdin); n > 0 {
-		c.Stdin = formatBytes(int64(n))
+		c.Stdin = FormatBytes(int64(n))
 	}
 	return c
 }
@@ -280,27 +280,27 @@ func hasEscapes(s string) bool {
 func fromText(req *agentbridge.ApprovalRequest) string {
 	var parts []string
 	if req.Provider != "" {
-		parts = append(parts, escapeText(req.Provider))
+		parts = append(parts, EscapeText(req.Provider))
 	} else {
 		parts = append(parts, "no provider")
 	}
 	if req.Client != "" {
-		parts = append(parts, escapeText(req.Client))
+		parts = append(parts, EscapeText(req.Client))
 	}
 	if req.PeerPID > 0 {
 		p := fmt.Sprintf("pid %d", req.PeerPID)
 		if req.PeerExe != "" {
-			p += " (" + displayPath(req.PeerExe) + ")"
+			p += " (" + DisplayPath(req.PeerExe) + ")"
 		}
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, " · ")
 }
 
-// escapeText returns agent-supplied prose with every character that
+// EscapeText returns agent-supplied prose with every character that
 // display.NeedsEscape flags shown as a visible escape (\n for a newline is
 // kept as a line break, since prose has lines; \t becomes a space).
-func escapeText(s string) string {
+func EscapeText(s string) string {
 	var b strings.Builder
 	for len(s) > 0 {
 		r, size := utf8.DecodeRuneInString(s)
@@ -325,9 +325,9 @@ func escapeText(s string) string {
 	return b.String()
 }
 
-// formatDuration renders d for a person: "45 s", "2 min", "9 min 12 s",
+// FormatDuration renders d for a person: "45 s", "2 min", "9 min 12 s",
 // "1 h 5 min"; a negative or zero duration is "0 s".
-func formatDuration(d time.Duration) string {
+func FormatDuration(d time.Duration) string {
 	if d <= 0 {
 		return "0 s"
 	}
@@ -345,8 +345,8 @@ func formatDuration(d time.Duration) string {
 	return fmt.Sprintf("%d h %d min", s/3600, s%3600/60)
 }
 
-// formatBytes renders n bytes: "512 B", "1.5 KiB", "3.0 MiB".
-func formatBytes(n int64) string {
+// FormatBytes renders n bytes: "512 B", "1.5 KiB", "3.0 MiB".
+func FormatBytes(n int64) string {
 	switch {
 	case n < 1024:
 		return fmt.Sprintf("%d B", n)

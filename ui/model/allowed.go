@@ -1,4 +1,4 @@
-package ui
+package model
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func (s ScopeRef) Label() string {
 	case prefs.ScopeProvider:
 		return "Provider «" + s.Provider + "»"
 	case prefs.ScopeProject:
-		return s.Name() + " (" + displayPath(s.Project) + ")"
+		return s.Name() + " (" + DisplayPath(s.Project) + ")"
 	}
 	return s.Name()
 }
@@ -72,7 +72,7 @@ func (s ScopeRef) AppliesTo() string {
 	case prefs.ScopeProvider:
 		return "rules for agents of provider «" + s.Provider + "» in every project"
 	case prefs.ScopeProject:
-		return "rules for every agent in " + displayPath(s.Project)
+		return "rules for every agent in " + DisplayPath(s.Project)
 	}
 	return "rules for every agent in every project"
 }
@@ -233,7 +233,7 @@ func (m *AllowedModel) TrustReview(project string) (string, []prefs.Rule, error)
 	if len(rules) == 1 {
 		noun = "rule"
 	}
-	fmt.Fprintf(&b, "%d %s changed outside agentgate — review before trusting\nThey are in %s and allow nothing until you trust them:", len(rules), noun, displayPath(prefs.ProjectFile(project)))
+	fmt.Fprintf(&b, "%d %s changed outside agentgate — review before trusting\nThey are in %s and allow nothing until you trust them:", len(rules), noun, DisplayPath(prefs.ProjectFile(project)))
 	for _, r := range rules {
 		fmt.Fprintf(&b, "\n  line %d: %s", r.Line, display.Command(r.Tokens))
 	}

@@ -1,4 +1,4 @@
-package ui
+package model
 
 import (
 	"os"
@@ -45,11 +45,11 @@ func userHome() string {
 	return home
 }
 
-// displayPath is a path as a person reads it: relative to their home
+// DisplayPath is a path as a person reads it: relative to their home
 // (HomeRelative) and in exec/display form, so invisible characters are
 // escaped. A path that display.Word has to quote is shown quoted and in
 // full, since "~" inside quotes would not read as the home directory.
-func displayPath(path string) string {
+func DisplayPath(path string) string {
 	w := display.Word(path)
 	if w != path {
 		return w

@@ -1,4 +1,4 @@
-package ui
+package model_test
 
 import (
 	"path/filepath"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/ui/model"
 )
 
 func TestHomeRelative(t *testing.T) {
@@ -24,15 +25,15 @@ func TestHomeRelative(t *testing.T) {
 		{"", "/home/sam", ""},
 	} {
 		want := filepath.FromSlash(tc.want)
-		assert.Equal(t, want, HomeRelative(filepath.FromSlash(tc.path), filepath.FromSlash(tc.home)), "%q in %q", tc.path, tc.home)
+		assert.Equal(t, want, model.HomeRelative(filepath.FromSlash(tc.path), filepath.FromSlash(tc.home)), "%q in %q", tc.path, tc.home)
 	}
 }
 
 func TestDisplayPath(t *testing.T) {
 	t.Setenv("HOME", "/home/sam")
-	assert.Equal(t, "~/.config/agentgate/allow.list", displayPath("/home/sam/.config/agentgate/allow.list"))
-	assert.Equal(t, "/usr/bin/npm", displayPath("/usr/bin/npm"))
-	assert.Equal(t, `$'/home/sam/a\u202eb'`, displayPath("/home/sam/a\u202eb"), "a quoted path is shown in full")
+	assert.Equal(t, "~/.config/agentgate/allow.list", model.DisplayPath("/home/sam/.config/agentgate/allow.list"))
+	assert.Equal(t, "/usr/bin/npm", model.DisplayPath("/usr/bin/npm"))
+	assert.Equal(t, `$'/home/sam/a\u202eb'`, model.DisplayPath("/home/sam/a\u202eb"), "a quoted path is shown in full")
 }
 
 func TestRunSummary(t *testing.T) {
@@ -54,15 +55,7 @@ func TestRunSummary(t *testing.T) {
 		{exec.Record{State: exec.StateCancelled, Signal: "SIGTERM", CancelledBy: "the agent's connection closed", StartedAt: start, EndedAt: start.Add(4 * time.Second)},
 			"cancelled SIGTERM (the agent's connection closed) · 4.0 s"},
 	} {
-		assert.Equal(t, tc.want, RunSummary(&tc.rec, start.Add(2*time.Minute)))
+		assert.Equal(t, tc.want, model.RunSummary(&tc.rec, start.Add(2*time.Minute)))
 	}
-	assert.Equal(t, "cli", CellText(&exec.Record{HostKind: exec.HostCLI, HostPID: 9}, 4, start), "the Host column has no pid")
-}
-
-func TestFitHeight(t *testing.T) {
-	for _, tc := range []struct{ content, limit, want float32 }{
-		{32, 160, 32}, {160, 160, 160}, {400, 160, 160}, {400, 0, 400}, {0, 160, 0},
-	} {
-		assert.Equal(t, tc.want, FitHeight(tc.content, tc.limit), "%v within %v", tc.content, tc.limit)
-	}
+	assert.Equal(t, "cli", model.CellText(&exec.Record{HostKind: exec.HostCLI, HostPID: 9}, 4, start), "the Host column has no pid")
 }

@@ -1,4 +1,4 @@
-package ui
+package model
 
 import (
 	"encoding/json"
@@ -285,7 +285,7 @@ func CellText(rec *exec.Record, col int, now time.Time) string {
 		case rec.StartedAt.IsZero():
 			return ""
 		case rec.State == exec.StateRunning:
-			return formatDuration(now.Sub(rec.StartedAt))
+			return FormatDuration(now.Sub(rec.StartedAt))
 		case !rec.EndedAt.IsZero():
 			d := rec.EndedAt.Sub(rec.StartedAt)
 			switch {
@@ -294,7 +294,7 @@ func CellText(rec *exec.Record, col int, now time.Time) string {
 			case d < 10*time.Second:
 				return fmt.Sprintf("%.1f s", d.Seconds())
 			}
-			return formatDuration(d)
+			return FormatDuration(d)
 		}
 		return ""
 	case "Exit":
@@ -319,7 +319,7 @@ func RunSummary(rec *exec.Record, now time.Time) string {
 		state += " " + exit
 	}
 	if rec.State == exec.StateCancelled && rec.CancelledBy != "" {
-		state += " (" + escapeText(rec.CancelledBy) + ")"
+		state += " (" + EscapeText(rec.CancelledBy) + ")"
 	}
 	parts := []string{state}
 	if d := CellText(rec, 6, now); d != "" {
@@ -333,10 +333,10 @@ func RunSummary(rec *exec.Record, now time.Time) string {
 		parts = append(parts, host)
 	}
 	if rec.Provider != "" {
-		parts = append(parts, escapeText(rec.Provider))
+		parts = append(parts, EscapeText(rec.Provider))
 	}
 	if rec.Dir != "" {
-		parts = append(parts, "in "+displayPath(rec.Dir))
+		parts = append(parts, "in "+DisplayPath(rec.Dir))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -366,9 +366,9 @@ func RunDetails(rec *exec.Record, live LiveReader) (stdout, stderr, changes stri
 		if err != nil {
 			return "(the output could not be read: " + err.Error() + ")"
 		}
-		text := escapeText(string(c.Data))
+		text := EscapeText(string(c.Data))
 		if from > 0 || c.Dropped {
-			text = fmt.Sprintf("… (earlier output not shown; %s in total)\n", formatBytes(total)) + text
+			text = fmt.Sprintf("… (earlier output not shown; %s in total)\n", FormatBytes(total)) + text
 		}
 		if text == "" {
 			return "(none)"

@@ -1,0 +1,84 @@
+package model
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// RefreshInterval is the Processes window's update throttle: at most four
+// redraws a second however many records change.
+const RefreshInterval = 250 * time.Millisecond
+
+// pollInterval is how often FollowRuns re-reads every record when the runs
+// directory cannot be watched.
+const pollInterval = 2 * time.Second
+
+// FollowRuns keeps procs up to date with the runs directory (every host's
+// run records) until ctx ends, and calls changed after each update, at most
+// once per RefreshInterval (coalesced by a Throttle, on a goroutine of its
+// own; the Fyne shell wraps it in fyne.Do). It watches the directory with
+// fsnotify and re-reads only the records that changed; when the watch
+// loses events (overflow) it re-reads them all. When the directory cannot
+// be watched (missing, no inotify instances left) it re-reads every record
+// every two seconds instead. It returns at once.
+func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
+	var mu sync.Mutex
+	dirty := map[string]bool{}
+	throttle := NewThrottle(RefreshInterval, func() {
+		mu.Lock()
+		ids := make([]string, 0, len(dirty))
+		for id := range dirty {
+			ids = append(ids, id)
+		}
+		clear(dirty)
+		mu.Unlock()
+		procs.Update(ids)
+		changed()
+	})
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = w.Add(procs.runsDir()); err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		go func() {
+			t := time.NewTicker(pollInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					_ = procs.LoadAll()
+					changed()
+				}
+			}
+		}()
+		return
+	}
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-w.Events:
+				if id := RecordIDFromFile(filepath.Base(ev.Name)); id != "" {
+					mu.Lock()
+					dirty[id] = true
+					mu.Unlock()
+					throttle.Trigger()
+				}
+			case <-w.Errors:
+				// An overflow lost events: read everything again.
+				_ = procs.LoadAll()
+				changed()
+			}
+		}
+	}()
+}

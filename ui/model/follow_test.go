@@ -1,0 +1,72 @@
+package model_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/ui/model"
+	"github.com/agentgate/agentgate/ui/model/modeltest"
+)
+
+// awaitRecord waits, one change notification at a time, until procs knows
+// run id (want) or no longer knows it (!want).
+func awaitRecord(t *testing.T, procs *model.ProcessesModel, changed <-chan struct{}, id string, want bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		if _, _, ok := procs.Find(id); ok == want {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the Processes model never saw run %s %s", id, map[bool]string{true: "appear", false: "go"}[want])
+		}
+	}
+}
+
+// notifier returns a changed callback and the channel it signals.
+func notifier() (func(), <-chan struct{}) {
+	ch := make(chan struct{}, 1)
+	return func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}, ch
+}
+
+// TestFollowRunsWatchesTheRunsDirectory writes and removes a record as
+// another host would: the model follows, and says so through changed.
+func TestFollowRunsWatchesTheRunsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "runs"), 0o700))
+	procs := &model.ProcessesModel{StateDir: dir}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed, ch := notifier()
+	model.FollowRuns(ctx, procs, changed)
+	modeltest.WriteRecord(t, dir, exec.Record{ID: "r1", Argv: []string{"ls"}, State: exec.StateRunning, StartedAt: time.Now()})
+	awaitRecord(t, procs, ch, "r1", true)
+	require.NoError(t, os.Remove(filepath.Join(dir, "runs", "r1.json")))
+	awaitRecord(t, procs, ch, "r1", false)
+}
+
+// TestFollowRunsPollsWithoutAWatch starts with no runs directory (nothing
+// to watch): the model re-reads the records periodically instead.
+func TestFollowRunsPollsWithoutAWatch(t *testing.T) {
+	dir := t.TempDir()
+	procs := &model.ProcessesModel{StateDir: dir}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed, ch := notifier()
+	model.FollowRuns(ctx, procs, changed)
+	modeltest.WriteRecord(t, dir, exec.Record{ID: "r2", Argv: []string{"ls"}, State: exec.StateExited, StartedAt: time.Now()})
+	awaitRecord(t, procs, ch, "r2", true)
+}
