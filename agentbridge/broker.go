@@ -217,8 +217,12 @@ type ticket struct {
 	changed chan struct{}
 	// cancelAsk withdraws the question from the approver.
 	cancelAsk context.CancelFunc
-	// cancelled is set when a queued run was cancelled before it started.
+	// cancelled is set when a queued run was cancelled before it started,
+	// or a starting one (start cancels it once it exists).
 	cancelled bool
+	// starting is true while start hands the ticket to the executor: it
+	// has a run slot but no run yet.
+	starting bool
 }
 
 // stateAnswered is a question's state between its outcome (an answer, an
@@ -583,6 +587,7 @@ func (b *Broker) admit(t *ticket, settings prefs.Settings) *wire.Error {
 		return nil
 	}
 	b.running++
+	t.starting = true
 	b.mu.Unlock()
 	return b.start(t)
 }
@@ -600,8 +605,13 @@ func (b *Broker) start(t *ticket) *wire.Error {
 	}
 	b.mu.Lock()
 	t.run = run
+	t.starting = false
+	cancelled := t.cancelled // cancelled while it was being started
 	b.setState(t, string(run.Record().State), nil)
 	b.mu.Unlock()
+	if cancelled {
+		run.Cancel()
+	}
 	if err != nil { // failed_to_start: recorded by the executor, Done already closed
 		var werr *wire.Error
 		var ref *exec.Refusal
@@ -657,6 +667,7 @@ func (b *Broker) releaseSlot() {
 			continue
 		}
 		b.running++
+		next.starting = true
 		b.mu.Unlock()
 		b.start(next)
 		b.mu.Lock()

@@ -215,6 +215,9 @@ func (b *Broker) cancelTicket(t *ticket, pendingState string, refusal *wire.Erro
 		b.mu.Unlock()
 		run.CancelBecause(why)
 		return run
+	case t.starting: // start cancels the run as soon as it exists
+		t.cancelled = true
+		b.mu.Unlock()
 	case t.state == wire.StatePending:
 		t.session.pending--
 		t.state = stateAnswered

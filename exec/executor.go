@@ -92,6 +92,9 @@ type Executor struct {
 	polling bool
 	// records writes run records durably off the run's path.
 	records *persister
+	// stopGen counts CancelAll calls and cancelling those in progress: a
+	// Start that overlapped any CancelAll cancels its own run (see Start).
+	stopGen, cancelling atomic.Int64
 }
 
 // New returns an Executor writing its runs under cfg.StateDir. It creates
@@ -132,20 +135,21 @@ type Run struct {
 	stdout, stderr *retained
 	// done is closed once the final state is reached and recorded.
 	done chan struct{}
-	// stopAs holds the final state a Cancel or the timeout asked for
-	// (StateCancelled, StateTimedOut), or StateExited once the tree ended
-	// with neither; the first to be stored wins.
-	stopAs atomic.Value
-	// p is the process tree; nil when the run did not start.
-	p proc
-
-	// mu guards rec and stopWhy.
+	// mu guards rec, p, cancelled, cancelWhy and ended.
 	mu sync.Mutex
+	// p is the process tree; nil until it started, and when it did not.
+	p proc
+	// cancelled is set by the first Cancel before the tree ended: the
+	// run's final state is then cancelled (unless its deadline ended it
+	// first). A Cancel before p is set is carried out by Start.
+	cancelled bool
+	// cancelWhy is the first cancel's reason (CancelBecause), recorded as
+	// Record.CancelledBy.
+	cancelWhy string
+	// ended is set once the tree is gone; a later Cancel does nothing.
+	ended bool
 	// rec is the run's record; output counters are filled in by Record.
 	rec Record
-	// stopWhy is the reason the cancel that stored stopAs gave; it becomes
-	// Record.CancelledBy when the run ends cancelled.
-	stopWhy string
 }
 
 // Start starts cmd and returns at once with its Run in state running. The
@@ -154,6 +158,17 @@ type Run struct {
 // returns the Run in state failed_to_start (recorded, Done closed) and a
 // *Refusal with code failed_to_start or containment_failed; nothing runs.
 // An id that is invalid or already used returns a nil Run and an error.
+//
+// The run's deadline (cmd.Timeout) is enforced by the containment layer:
+// by the run's supervisor and by this host on Unix, so that stopping
+// either one does not stretch it (docs/lifetime.md).
+//
+// Start and cancel: the Run is visible (Get, Runs) from the moment Start
+// registers it. A Cancel of it before its process exists is carried out
+// by Start: the process is not started (state cancelled) or, if it is
+// already being started, ended at once. A Start that overlaps a CancelAll
+// in any way — begun before it returned — cancels its run the same way, so
+// "Stop everything" never misses a run that was starting.
 func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	if cmd.Executable == "" || len(cmd.Argv) == 0 || cmd.Dir == "" || cmd.Timeout <= 0 {
 		return nil, errors.New("exec: Start needs a Command made by Validate")
@@ -177,6 +192,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 			SpillCap: e.cfg.SpillCap,
 		},
 	}
+	gen := e.stopGen.Load()
 	e.mu.Lock()
 	if _, dup := e.runs[id]; dup {
 		e.mu.Unlock()
@@ -193,12 +209,23 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	if err != nil {
 		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not create the run's pipes: %v", err))
 	}
+	if testHookStarting != nil {
+		testHookStarting(r)
+	}
+	if e.overlappedCancelAll(gen) || r.isCancelled() {
+		pipes.closeChildEnds()
+		pipes.closeParentEnds()
+		return r, r.endUnstarted(StateCancelled, "", "cancelled before its process started; nothing ran")
+	}
 	p, err := startProc(procspec.Spec{
 		Path: cmd.Executable, Args: cmd.Argv, Dir: cmd.Dir, Env: e.cfg.Env,
 		Stdin: pipes.childStdin, Stdout: pipes.childStdout, Stderr: pipes.childStderr,
-		Grace: e.cfg.Grace,
+		Grace: e.cfg.Grace, Timeout: cmd.Timeout,
 	})
 	pipes.closeChildEnds()
+	if testHookStarted != nil && err == nil {
+		testHookStarted(r)
+	}
 	if err != nil {
 		pipes.closeParentEnds()
 		if errors.Is(err, procspec.ErrContainment) {
@@ -206,12 +233,19 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 		}
 		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not start %s: %v", cmd.Executable, err))
 	}
-	r.p = p
 	r.stdout = newRetained(r.rec.StdoutPath, e.cfg.MemTail, e.cfg.SpillCap)
 	r.stderr = newRetained(r.rec.StderrPath, e.cfg.MemTail, e.cfg.SpillCap)
 	r.mu.Lock()
+	r.p = p
 	r.rec.PID = p.Pid()
+	if e.overlappedCancelAll(gen) {
+		r.cancelled = true
+	}
+	cancel := r.cancelled
 	r.mu.Unlock()
+	if cancel { // a Cancel or CancelAll came while the process was starting
+		p.Terminate()
+	}
 	// Written in the background, off the run's path, within milliseconds:
 	// from then on any process can find (and cancel) the run.
 	e.records.mark(r)
@@ -222,22 +256,54 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 
 // failStart records the run as failed_to_start and returns the refusal.
 func (r *Run) failStart(code, msg string) error {
+	return r.endUnstarted(StateFailedToStart, code, msg)
+}
+
+// endUnstarted records the final state of a run whose process never
+// started (failed_to_start, or cancelled before it started), with msg as
+// its error, and closes Done. It returns a *Refusal with code, or nil when
+// code is empty (a cancelled run is not a failure).
+func (r *Run) endUnstarted(state State, code, msg string) error {
 	r.mu.Lock()
-	r.rec.State = StateFailedToStart
+	r.rec.State = state
 	r.rec.Error = msg
 	r.rec.EndedAt = time.Now().UTC()
+	r.ended = true
 	rec := r.rec
 	r.mu.Unlock()
-	// Written at once: a failure is rare and the caller reports it.
+	// Written at once: this is rare and the caller reports it.
 	if err := writeRecord(r.e.cfg.StateDir, rec); err != nil {
 		msg += "; also, the run record could not be written: " + err.Error()
 	}
 	close(r.done)
+	if code == "" {
+		return nil
+	}
 	return &Refusal{Code: code, Message: msg}
 }
 
-// supervise runs the run's life after start: it pumps both streams, applies
-// the timeout, waits for the whole tree, drains the pipes (bounded),
+// testHookStarting and testHookStarted, when set by a test, run in Start:
+// the first once the run is registered (visible to Get, Runs and
+// CancelAll) and before its process is started, the second once the
+// process started and before the Run holds it.
+var testHookStarting, testHookStarted func(*Run)
+
+// overlappedCancelAll reports whether a CancelAll began since the stop
+// generation was gen, or is in progress.
+func (e *Executor) overlappedCancelAll(gen int64) bool {
+	return e.stopGen.Load() != gen || e.cancelling.Load() > 0
+}
+
+// isCancelled reports whether a Cancel was asked for.
+func (r *Run) isCancelled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cancelled
+}
+
+// supervise runs the run's life after start: it pumps both streams, waits
+// for the whole tree (ended by itself, by a Cancel, or by its deadline,
+// which the containment layer enforces), drains the pipes (bounded),
 // summarises the changes and records the final state.
 func (r *Run) supervise(pipes *runPipes, before snapshot) {
 	// Each pump closes its pipe as soon as it has read to the end, which is
@@ -249,12 +315,13 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 	if pipes.stdinW != nil {
 		go pipes.feedStdin()
 	}
-	timer := time.AfterFunc(r.cmd.Timeout, func() { r.stop(StateTimedOut, "") })
 	status, waitErr := r.p.Wait()
-	timer.Stop()
-	// From here on the tree is gone: a late Cancel or timeout must not turn
-	// a run that ended by itself into a cancelled one.
-	r.stopAs.CompareAndSwap(nil, StateExited)
+	// From here on the tree is gone: a late Cancel must not turn a run
+	// that ended by itself into a cancelled one.
+	r.mu.Lock()
+	r.ended = true
+	cancelled := r.cancelled
+	r.mu.Unlock()
 
 	deadline := time.Now().Add(drainBound)
 	pipes.stdout.SetReadDeadline(deadline)
@@ -272,15 +339,17 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 	r.rec.EndedAt = time.Now().UTC()
 	r.rec.Changes = changes
 	r.rec.Signal = status.Signal
-	switch stopAs := r.stopAs.Load().(State); {
-	case stopAs != StateExited:
-		r.rec.State = stopAs
-		if stopAs == StateCancelled {
-			r.rec.CancelledBy = r.stopWhy
-		}
+	if waitErr != nil {
+		r.rec.Error = fmt.Sprintf("agentgate lost track of the process tree: %v", waitErr)
+	}
+	switch {
+	case status.TimedOut:
+		r.rec.State = StateTimedOut
+	case cancelled:
+		r.rec.State = StateCancelled
+		r.rec.CancelledBy = r.cancelWhy
 	case waitErr != nil:
 		r.rec.State = StateLost
-		r.rec.Error = fmt.Sprintf("agentgate lost track of the process tree: %v", waitErr)
 	default:
 		r.rec.State = StateExited
 		if status.Exited {
@@ -304,28 +373,6 @@ func (r *Run) setPersistError(err error) {
 	}
 }
 
-// stop ends the run's tree, recording as final state the one of the first
-// request (cancel or timeout) and, for a cancel, why. A run already
-// finished is unaffected.
-func (r *Run) stop(as State, why string) {
-	if r.p == nil {
-		return
-	}
-	select {
-	case <-r.done:
-		return
-	default:
-	}
-	r.mu.Lock()
-	won := r.stopAs.CompareAndSwap(nil, as)
-	if won {
-		r.stopWhy = why
-	}
-	r.mu.Unlock()
-	if won {
-		r.p.Terminate()
-	}
-}
 
 // ID returns the run's id.
 func (r *Run) ID() string { return r.rec.ID }
@@ -378,15 +425,29 @@ func (r *Run) Wait(ctx context.Context) (Record, error) {
 
 // Cancel ends the run's whole process tree (SIGTERM, grace, SIGKILL; Windows:
 // the job is terminated) and makes its final state cancelled. It returns at
-// once; idempotent; a finished run is unaffected, and a run already timing
-// out stays timed_out.
-func (r *Run) Cancel() { r.stop(StateCancelled, "") }
+// once; idempotent; a finished run is unaffected, and a run whose deadline
+// already ended it stays timed_out. A run whose process is still being
+// started is cancelled by Start as soon as it exists (or never started).
+func (r *Run) Cancel() { r.CancelBecause("") }
 
 // CancelBecause is Cancel that also says who or what cancelled the run, in
 // words a person reads in the Processes window ("the agent's connection
 // closed"): it becomes Record.CancelledBy if this cancel is the one that
 // ends the run.
-func (r *Run) CancelBecause(why string) { r.stop(StateCancelled, why) }
+func (r *Run) CancelBecause(why string) {
+	r.mu.Lock()
+	if r.ended || r.cancelled {
+		r.mu.Unlock()
+		return
+	}
+	r.cancelled = true
+	r.cancelWhy = why
+	p := r.p
+	r.mu.Unlock()
+	if p != nil {
+		p.Terminate()
+	}
+}
 
 // Read returns retained output of stream s from byte offset cursor, at most
 // maxBytes (<= 0: 64 KiB). Chunk.Dropped says bytes between cursor and the
@@ -458,8 +519,13 @@ func (e *Executor) Forget(id string) bool {
 // (ListRecords) right after a run ended and needs its final state there.
 func (e *Executor) Flush() { e.records.flush() }
 
-// CancelAll cancels every running run of this Executor; it returns at once.
+// CancelAll cancels every running run of this Executor, including runs
+// whose Start is in progress (Start cancels those itself); it returns at
+// once.
 func (e *Executor) CancelAll() {
+	e.cancelling.Add(1)
+	defer e.cancelling.Add(-1)
+	e.stopGen.Add(1)
 	for _, r := range e.Runs() {
 		r.Cancel()
 	}

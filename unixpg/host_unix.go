@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -22,20 +23,28 @@ type Process struct {
 	pid int
 	// sc is the supervisor serving this run.
 	sc *supervisorConn
-	// ctrlMu guards active, termSent and killSent, and orders control
-	// lines before the supervisor can be handed to another run.
+	// hostDeadline is when the host ends the tree itself if the supervisor
+	// has not reported its end (Spec.Timeout + grace + hostDeadlineMargin
+	// after Start); zero when the run has no deadline.
+	hostDeadline time.Time
+	// ctrlMu guards active, termSent, killSent and lastPing, and orders
+	// control lines before the supervisor can be handed to another run.
 	ctrlMu sync.Mutex
-	// active is true until the run's final status arrived (or the
-	// supervisor was lost); requests are sent only while it is.
+	// active is true until the run's final status arrived, the supervisor
+	// was lost, or the host took the end of the tree over; requests are
+	// sent only while it is.
 	active bool
 	// termSent and killSent make Terminate and Kill idempotent.
 	termSent, killSent bool
+	// lastPing is when the watchdog last pinged the supervisor.
+	lastPing time.Time
 	// done is closed once status and err are final.
 	done chan struct{}
 	// status is the leader's exit status, final once done is closed.
 	status procspec.ExitStatus
-	// err is non-nil when the supervisor was lost before reporting the end
-	// of the tree, final once done is closed.
+	// err is non-nil when the supervisor was lost, tampered with or stopped
+	// answering before it reported the end of the tree, final once done is
+	// closed.
 	err error
 }
 
@@ -110,7 +119,7 @@ func Start(spec procspec.Spec) (*Process, error) {
 			}
 			return nil, containmentErr(spec.Path, "sending the run to the supervisor", err)
 		}
-		p, unread, err := startReply(spec.Path, sc)
+		p, unread, err := startReply(spec, sc)
 		if reused && unread {
 			continue
 		}
@@ -129,12 +138,17 @@ func Start(spec procspec.Spec) (*Process, error) {
 // thing the host sent. The target was therefore never started, and Start
 // may give the run to another supervisor. (Where the kernel does not report
 // this, the run fails with ErrContainment instead: the safe direction.)
-func startReply(path string, sc *supervisorConn) (p *Process, unread bool, err error) {
+func startReply(spec procspec.Spec, sc *supervisorConn) (p *Process, unread bool, err error) {
+	path := spec.Path
 	msg, ok := <-sc.msgs
 	switch {
 	case ok && msg.Verb == statusStarted:
 		p := &Process{pid: msg.Num, sc: sc, active: true, done: make(chan struct{})}
+		if spec.Timeout > 0 {
+			p.hostDeadline = time.Now().Add(spec.Timeout + effectiveGrace(spec.Grace) + hostDeadlineMargin)
+		}
 		supervisors.await(sc, p)
+		watchProcess(p)
 		return p, false, nil
 	case ok && msg.Verb == statusExecFail:
 		supervisors.put(sc)
@@ -162,43 +176,58 @@ func containmentErr(path, step string, err error) error {
 	return fmt.Errorf("start %q: %s failed: %v: %w", path, step, err, procspec.ErrContainment)
 }
 
-// finish publishes the run's final status: msg, the supervisor's last
-// status line for the run, or, when ok is false, the supervisor's loss. On
-// an exit report the supervisor, whose tree is gone, goes back to the pool;
-// control lines can no longer be sent for this run by then. If the
-// supervisor is lost instead (killed from outside, or it broke the
-// protocol), it is retired, the group is SIGKILLed as a last resort and
-// Wait's error says that containment was lost. Apart from an exit report,
-// finish waits for the supervisor to be reaped, so the supervisor's reader
-// calls it only with an exit report or after reaping.
+// finish publishes the run's final status: msg, the supervisor's end line
+// for the run, or, when ok is false, the supervisor's loss (killed from
+// outside, or it broke the protocol). The supervisor's reader calls it, with
+// an end line or after reaping the supervisor.
+//
+// After an end line the supervisor, whose tree is gone, goes back to the
+// pool, unless its own check after the run (endReport.Off) or the host's
+// look at it (inspectSupervisor) finds it stopped, traced or no longer a
+// subreaper: then it is retired, the host ends whatever may remain of the
+// tree itself, and Wait's error says that containment was lost. Control
+// lines can no longer be sent for this run by then. A lost supervisor is
+// handled the same way (endTree).
 func (p *Process) finish(msg statusMsg, ok bool) {
 	p.ctrlMu.Lock()
 	p.active = false
 	p.ctrlMu.Unlock()
-	switch {
-	case ok && msg.Verb == statusExited:
-		p.status = procspec.ExitStatus{Code: msg.Num, Exited: true}
-	case ok && msg.Verb == statusSignaled:
-		p.status = procspec.ExitStatus{Code: -1, Signal: unix.SignalName(syscall.Signal(msg.Num))}
-		if p.status.Signal == "" {
-			p.status.Signal = fmt.Sprintf("signal %d", msg.Num)
-		}
-	default:
-		why := fmt.Sprintf("it answered %q", formatStatus(msg))
-		p.sc.retire()
-		<-p.sc.exited
+	unwatch(p)
+	if !ok || msg.Verb != statusEnd {
+		why := fmt.Sprintf("its supervisor answered %q", formatStatus(msg))
 		if !ok {
-			why = fmt.Sprintf("%v; it ended (%s)", p.sc.readErr, p.sc.exitHow)
+			p.sc.retire()
+			<-p.sc.exited // exitHow is final
+			why = fmt.Sprintf("its supervisor was lost before reporting that the tree was gone (%v; it ended: %s)", p.sc.readErr, p.sc.exitHow)
 		}
-		_ = unix.Kill(-p.pid, unix.SIGKILL)
-		p.status = procspec.ExitStatus{Code: -1, Signal: "unknown"}
-		p.err = fmt.Errorf("run pid %d: its supervisor was lost before reporting that the tree was gone (%s); "+
-			"the process group was killed but descendants that left it may still run: %w", p.pid, why, procspec.ErrContainment)
-		close(p.done)
+		p.endTree(why, false)
 		return
 	}
+	off := msg.End.Off
+	if off == "" {
+		off = inspectSupervisor(p.sc.proc.Pid)
+	} else {
+		off = "its supervisor found after the run that " + off
+	}
+	if off != "" {
+		p.endTree(off, msg.End.Deadline)
+		return
+	}
+	p.status = msg.End.exitStatus()
 	supervisors.put(p.sc)
 	close(p.done)
+}
+
+// exitStatus returns the leader's exit status an end report describes.
+func (e endReport) exitStatus() procspec.ExitStatus {
+	if e.Exited {
+		return procspec.ExitStatus{Code: e.Code, Exited: true, TimedOut: e.Deadline}
+	}
+	name := unix.SignalName(syscall.Signal(e.Signal))
+	if name == "" {
+		name = fmt.Sprintf("signal %d", e.Signal)
+	}
+	return procspec.ExitStatus{Code: -1, Signal: name, TimedOut: e.Deadline}
 }
 
 // Pid returns the target's pid, which is also its process group id.
@@ -228,14 +257,30 @@ func (p *Process) request(verb string, sent *bool) {
 	p.sc.writeControl(verb)
 }
 
+// ping asks the supervisor for a pong unless the run is over or one was
+// sent within pingEvery before now.
+func (p *Process) ping(now time.Time) {
+	p.ctrlMu.Lock()
+	defer p.ctrlMu.Unlock()
+	if !p.active || now.Sub(p.lastPing) < pingEvery {
+		return
+	}
+	p.lastPing = now
+	p.sc.writeControl(ctrlPing)
+}
+
 // Wait returns the leader's exit status once the leader has exited and the
 // rest of its tree is gone (Linux: every descendant, escapees included;
 // elsewhere: the process group). The supervisor then serves later runs or
 // exits. Wait may be called any number of times from any goroutines; all
-// get the same result. The error is non-nil only when the supervisor was
-// lost before reporting (someone killed it, or it broke the protocol): it
-// wraps ErrContainment, and ExitStatus then has Code -1 and Signal
-// "unknown".
+// get the same result. ExitStatus.TimedOut says the run's deadline ended it.
+//
+// The error is non-nil only when the host had to end the tree itself
+// because its supervisor could not be trusted to: it was lost before
+// reporting (killed, or it broke the protocol), stopped, traced, found
+// itself tampered with after the run, stopped answering pings, or let the
+// host's deadline pass (endTree). The error wraps ErrContainment and says
+// why; ExitStatus then has Code -1 and Signal "SIGKILL".
 func (p *Process) Wait() (procspec.ExitStatus, error) {
 	<-p.done
 	return p.status, p.err

@@ -24,6 +24,7 @@ const hostIdleEnv = "UNIXPG_TEST_HOST_IDLE"
 
 func TestMain(m *testing.M) {
 	unixpg.MaybeSupervise()
+	runHelperMode() // returns unless this binary was started as a test helper
 	if dir := os.Getenv(hostDirEnv); dir != "" {
 		runTestHost(dir)
 		return

@@ -4,8 +4,10 @@ package unixpg
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentgate/agentgate/exec/procspec"
 )
 
@@ -21,13 +25,17 @@ import (
 // "soon" on a shared, noisy machine; not a performance assertion.
 const eventuallyInternal = 10 * time.Second
 
-// usePoolLimits sets the pool's limits for one test, starting from an
-// empty pool, and restores the old limits and an empty pool afterwards.
+// usePoolLimits sets the pool's limits for one test (a zero answerBound
+// keeps the one in force), starting from an empty pool, and restores the
+// old limits and an empty pool afterwards.
 func usePoolLimits(t *testing.T, lim poolLimits) {
 	t.Helper()
 	drainPool(t)
 	limitsMu.Lock()
 	old := limits
+	if lim.answerBound == 0 {
+		lim.answerBound = old.answerBound
+	}
 	limits = lim
 	limitsMu.Unlock()
 	t.Cleanup(func() {
@@ -253,7 +261,7 @@ func startFakeSupervisor(t *testing.T, answer ...string) *supervisorConn {
 	}
 	script := "read line <&3; "
 	for _, a := range answer {
-		script += "echo \"" + a + "\" >&3; "
+		script += "echo \"" + strings.ReplaceAll(a, `"`, `\"`) + "\" >&3; "
 	}
 	script += "exec sleep 1000"
 	proc, err := os.StartProcess("/bin/sh", []string{"sh", "-c", script}, &os.ProcAttr{
@@ -264,8 +272,7 @@ func startFakeSupervisor(t *testing.T, answer ...string) *supervisorConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &supervisorConn{proc: proc, ctrl: hostEnd, msgs: make(chan statusMsg, 4), exited: make(chan struct{})}
-	go sc.read()
+	sc := newSupervisorConn(proc, hostEnd)
 	t.Cleanup(func() { _ = proc.Kill(); waitExited(t, sc) })
 	return sc
 }
@@ -290,10 +297,11 @@ func TestMisbehavingSupervisorIsDiscarded(t *testing.T) {
 		waitOK bool
 	}{
 		{"garbage instead of started", []string{"hello"}, false, false},
-		{"exit before started", []string{"exited 0"}, false, false},
+		{"exit before started", []string{`end {"exited":true,"code":0}`}, false, false},
 		{"garbage after started", []string{"started $$", "bogus"}, true, false},
 		{"second started", []string{"started $$", "started $$"}, true, false},
-		{"extra line after the final status", []string{"started $$", "exited 0", "exited 0"}, true, true},
+		{"extra line after the final status", []string{"started $$", `end {"exited":true,"code":0}`, `end {"exited":true,"code":0}`}, true, true},
+		{"tampered with, by its own account", []string{"started $$", `end {"exited":true,"code":0,"off":"it is no longer a child subreaper"}`}, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -357,5 +365,75 @@ func TestStartAfterChdirUsesNewDirectory(t *testing.T) {
 	}
 	if strings.TrimSpace(string(got)) != dir {
 		t.Errorf("pwd = %q, want the host's current directory %s", got, dir)
+	}
+}
+
+// TestHostDeadlineWhenSupervisorSilent: a supervisor that started the run
+// and then neither ends it nor answers (but is not stopped, so only the
+// deadline can tell) does not stretch the run: at deadline + grace +
+// hostDeadlineMargin the host ends the tree itself.
+func TestHostDeadlineWhenSupervisorSilent(t *testing.T) {
+	usePoolLimits(t, poolLimits{maxIdle: 4, idleTimeout: time.Hour, retireKillAfter: 100 * time.Millisecond, answerBound: time.Hour})
+	sc := startFakeSupervisor(t, "started $$")
+	pushIdle(sc)
+	p, err := Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}, Timeout: 50 * time.Millisecond, Grace: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.sc != sc {
+		t.Fatal("Start did not take the idle (fake) supervisor")
+	}
+	st, err := p.Wait()
+	if !errors.Is(err, procspec.ErrContainment) || !strings.Contains(err.Error(), "deadline") || !st.TimedOut {
+		t.Errorf("Wait = %+v, %v; want a timed-out status and an error wrapping ErrContainment about the deadline", st, err)
+	}
+	waitExited(t, sc)
+}
+
+// TestUnansweringSupervisorIsTakenOver: a busy supervisor that stops
+// answering pings (without being stopped or traced) is taken over once
+// answerBound passed.
+func TestUnansweringSupervisorIsTakenOver(t *testing.T) {
+	usePoolLimits(t, poolLimits{maxIdle: 4, idleTimeout: time.Hour, retireKillAfter: 100 * time.Millisecond, answerBound: 300 * time.Millisecond})
+	sc := startFakeSupervisor(t, "started $$")
+	pushIdle(sc)
+	p, err := Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Wait()
+	if !errors.Is(err, procspec.ErrContainment) || !strings.Contains(err.Error(), "not answered") {
+		t.Errorf("Wait error = %v; want one wrapping ErrContainment that says the supervisor stopped answering", err)
+	}
+	waitExited(t, sc)
+}
+
+// TestCheckSelfSeesTampering: the supervisor's check of itself passes in
+// a hardened process and names what a tamperer changed. It runs in a
+// helper process, since hardening changes the process for good.
+func TestCheckSelfSeesTampering(t *testing.T) {
+	if os.Getenv("UNIXPG_TEST_CHECKSELF") == "1" {
+		if err := hardenSupervisor(); err != nil {
+			fmt.Println("harden:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("fresh=%q\n", checkSelf())
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+		fmt.Printf("subreaper=%q\n", checkSelf())
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+		fmt.Printf("dumpable=%q\n", checkSelf())
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckSelfSeesTampering$")
+	cmd.Env = append(os.Environ(), "UNIXPG_TEST_CHECKSELF=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helper: %v (%s)", err, out)
+	}
+	for _, want := range []string{`fresh=""`, `subreaper="it is no longer a child subreaper"`, `dumpable="it became dumpable again"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("helper said %q; want %s", out, want)
+		}
 	}
 }

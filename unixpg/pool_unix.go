@@ -34,13 +34,18 @@ type poolLimits struct {
 	// retireKillAfter is how long a retired supervisor has to exit by
 	// itself (ending a tree it may still hold) before it is SIGKILLed.
 	retireKillAfter time.Duration
+	// answerBound is how long a busy supervisor may leave pings
+	// unanswered before the host takes its run over (watch_unix.go).
+	// Generous: a loaded machine must not make a healthy supervisor look
+	// dead.
+	answerBound time.Duration
 }
 
 var (
 	// limitsMu guards limits, which tests change.
 	limitsMu sync.Mutex
 	// limits are the pool's limits in force.
-	limits = poolLimits{maxIdle: 4, idleTimeout: 2 * time.Minute, retireKillAfter: 5 * time.Second}
+	limits = poolLimits{maxIdle: 4, idleTimeout: 2 * time.Minute, retireKillAfter: 5 * time.Second, answerBound: 10 * time.Second}
 )
 
 // currentLimits returns the pool's limits in force.
@@ -81,6 +86,20 @@ type supervisorConn struct {
 	// hands over directly (no goroutine per run waits for it); nil when
 	// none. Guarded by supervisors.mu.
 	awaiting *Process
+	// lastAnswer is when the supervisor last sent a line (UnixNano); the
+	// watchdog compares it with answerBound.
+	lastAnswer atomic.Int64
+}
+
+// newSupervisorConn returns the host's side of the supervisor proc, whose
+// control socket's host end is ctrl, and starts its reader and the
+// goroutine that waits for its exit.
+func newSupervisorConn(proc *os.Process, ctrl *os.File) *supervisorConn {
+	sc := &supervisorConn{proc: proc, ctrl: ctrl, msgs: make(chan statusMsg, 4), exited: make(chan struct{})}
+	sc.lastAnswer.Store(time.Now().UnixNano())
+	go sc.read()
+	go sc.waitExit()
+	return sc
 }
 
 // spawnSupervisor starts a new supervisor: the host binary re-executed with
@@ -110,9 +129,7 @@ func spawnSupervisor() (*supervisorConn, error) {
 		hostEnd.Close()
 		return nil, fmt.Errorf("starting the supervisor %s: %v", exe, err)
 	}
-	sc := &supervisorConn{proc: proc, ctrl: hostEnd, msgs: make(chan statusMsg, 4), exited: make(chan struct{})}
-	go sc.read()
-	return sc, nil
+	return newSupervisorConn(proc, hostEnd), nil
 }
 
 // controlSocketpair returns both ends of a new Unix stream socketpair, both
@@ -140,7 +157,8 @@ func controlSocketpair() (hostEnd, supEnd *os.File, err error) {
 
 // read forwards the supervisor's status lines to msgs until end of file, a
 // read error, an unparsable line or more unread lines than the protocol
-// allows; then it marks the supervisor broken, retires it and reaps it.
+// allows; then it marks the supervisor broken, retires it, waits until it
+// was reaped and finishes the run it was serving as lost.
 func (sc *supervisorConn) read() {
 	r := bufio.NewReader(sc.ctrl)
 	for sc.readErr == nil {
@@ -149,6 +167,7 @@ func (sc *supervisorConn) read() {
 			sc.readErr = fmt.Errorf("reading its control socket: %w", err)
 			break
 		}
+		sc.lastAnswer.Store(time.Now().UnixNano())
 		msg, err := parseStatus(line)
 		if err != nil {
 			sc.readErr = err
@@ -159,6 +178,18 @@ func (sc *supervisorConn) read() {
 	sc.broken.Store(true)
 	p := supervisors.stopDelivering(sc)
 	sc.retire()
+	<-sc.exited
+	if p != nil {
+		p.finish(statusMsg{}, false)
+	}
+}
+
+// waitExit reaps the supervisor (os.Process.Wait: a pidfd where the kernel
+// has them), records how it ended, and closes the host's end of the control
+// socket: normally the kernel's end of file has already stopped the reader,
+// but if another process holds a copy of the supervisor's end (taken by a
+// tracer), the supervisor's death must still stop it.
+func (sc *supervisorConn) waitExit() {
 	state, err := sc.proc.Wait()
 	if err != nil {
 		sc.exitHow = err.Error()
@@ -166,9 +197,7 @@ func (sc *supervisorConn) read() {
 		sc.exitHow = state.String()
 	}
 	close(sc.exited)
-	if p != nil {
-		p.finish(statusMsg{}, false)
-	}
+	_ = sc.ctrl.Close()
 }
 
 // retire ends the supervisor: it closes the control socket, which is the
@@ -345,13 +374,16 @@ func (pl *pool) remove(sc *supervisorConn) {
 // either seen by put (which then refuses sc) or found idle here, never
 // neither, and so that await sees each line either queued or not yet read.
 func (pl *pool) deliver(sc *supervisorConn, msg statusMsg, line string) error {
+	if msg.Verb == statusPong {
+		return nil // lastAnswer has it; a late one may come after the run
+	}
 	pl.mu.Lock()
 	if slices.Contains(pl.idle, sc) {
 		pl.mu.Unlock()
 		return fmt.Errorf("it sent %q while idle", line)
 	}
 	if p := sc.awaiting; p != nil {
-		if msg.Verb != statusExited && msg.Verb != statusSignaled {
+		if msg.Verb != statusEnd {
 			pl.mu.Unlock()
 			return fmt.Errorf("it sent %q while running a command", line)
 		}
@@ -395,6 +427,20 @@ func (pl *pool) stopDelivering(sc *supervisorConn) *Process {
 	p := sc.awaiting
 	sc.awaiting = nil
 	return p
+}
+
+// claim takes p's end away from sc's reader: it returns true when p was
+// still awaiting its final line (the caller now finishes p, and a line
+// arriving later is unexpected), false when the reader already has it or
+// the supervisor was lost (the reader finishes p).
+func (pl *pool) claim(sc *supervisorConn, p *Process) bool {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if sc.awaiting != p {
+		return false
+	}
+	sc.awaiting = nil
+	return true
 }
 
 // removeLocked takes sc out of the pool and stops its idle timer; it

@@ -21,23 +21,29 @@ import (
 // (the target's stdin, stdout and stderr) as SCM_RIGHTS ancillary data on
 // its first byte. During a run, "term" asks for SIGTERM → grace → SIGKILL
 // → sweep and "kill" for SIGKILL → sweep; an idle supervisor ignores both
-// (they were meant for a run that already ended). End of file is the
-// lifeline: the host is gone or retired the supervisor; a running tree is
-// SIGKILLed and swept at once, then the supervisor exits. Any other line is
-// a protocol error, which the supervisor treats like end of file.
+// (they were meant for a run that already ended). "ping" asks for a "pong"
+// at any time: the host's proof that the supervisor still serves. End of
+// file is the lifeline: the host is gone or retired the supervisor; a
+// running tree is SIGKILLed and swept at once, then the supervisor exits.
+// Any other line is a protocol error, which the supervisor treats like end
+// of file.
 //
 // Supervisor → host (status): for each run, exactly one of "started PID",
 // "refused QUOTED" (containment could not be set up; the supervisor then
 // exits) or "execfail ERRNO QUOTED" (the target could not be executed; the
-// supervisor is idle again) comes first; after "started" exactly one of
-// "exited CODE" or "signaled SIGNUM" follows once nothing of the tree is
-// left, and the supervisor is idle again. An idle supervisor sends nothing.
+// supervisor is idle again) comes first; after "started" exactly one
+// "end JSON" (an endReport) follows once nothing of the tree is left: how
+// the leader ended, whether the run's deadline ended the tree, and whether
+// the supervisor's check of itself after the run found anything off (then
+// it exits instead of becoming idle). "pong" answers a ping at any time.
+// An idle supervisor sends nothing else.
 
 // Control requests, one per line.
 const (
 	ctrlRun  = "run"
 	ctrlTerm = "term"
 	ctrlKill = "kill"
+	ctrlPing = "ping"
 )
 
 // runFDs is the number of descriptors a run line carries: stdin, stdout and
@@ -49,8 +55,8 @@ const (
 	statusStarted  = "started"
 	statusRefused  = "refused"
 	statusExecFail = "execfail"
-	statusExited   = "exited"
-	statusSignaled = "signaled"
+	statusEnd      = "end"
+	statusPong     = "pong"
 )
 
 // wireSpec is the part of a Spec the supervisor needs, sent in a run line.
@@ -66,20 +72,31 @@ type wireSpec struct {
 	Env []string `json:"env"`
 	// GraceNS is the effective grace in nanoseconds (never zero).
 	GraceNS int64 `json:"grace_ns"`
+	// TimeoutNS is Spec.Timeout in nanoseconds: the supervisor ends the
+	// tree (as on "term") once it has passed since the target started;
+	// zero means no deadline.
+	TimeoutNS int64 `json:"timeout_ns,omitempty"`
 }
 
 // encodeRunLine returns the run control line for spec ("run JSON\n"), with
 // the grace defaulted as Spec.Grace documents.
 func encodeRunLine(spec procspec.Spec) ([]byte, error) {
-	grace := spec.Grace
-	if grace <= 0 {
-		grace = procspec.DefaultGrace
-	}
-	b, err := json.Marshal(wireSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env, GraceNS: int64(grace)})
+	grace := effectiveGrace(spec.Grace)
+	b, err := json.Marshal(wireSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
+		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0))})
 	if err != nil {
 		return nil, err
 	}
 	return append(append([]byte(ctrlRun+" "), b...), '\n'), nil
+}
+
+// effectiveGrace is the grace Spec.Grace documents: g, or DefaultGrace when
+// g is zero or negative.
+func effectiveGrace(g time.Duration) time.Duration {
+	if g <= 0 {
+		return procspec.DefaultGrace
+	}
+	return g
 }
 
 // parseControl parses one control line (with or without its newline): the
@@ -88,7 +105,7 @@ func encodeRunLine(spec procspec.Spec) ([]byte, error) {
 func parseControl(line []byte) (verb string, ws wireSpec, err error) {
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	switch {
-	case string(line) == ctrlTerm || string(line) == ctrlKill:
+	case string(line) == ctrlTerm || string(line) == ctrlKill || string(line) == ctrlPing:
 		return string(line), ws, nil
 	case bytes.HasPrefix(line, []byte(ctrlRun+" ")):
 		ws, err = decodeWireSpec(line[len(ctrlRun)+1:])
@@ -108,7 +125,7 @@ func decodeWireSpec(line []byte) (wireSpec, error) {
 	if err := json.Unmarshal(line, &ws); err != nil {
 		return ws, fmt.Errorf("malformed run description from the host: %v", err)
 	}
-	if ws.Path == "" || len(ws.Args) == 0 || ws.GraceNS <= 0 {
+	if ws.Path == "" || len(ws.Args) == 0 || ws.GraceNS <= 0 || ws.TimeoutNS < 0 {
 		return ws, fmt.Errorf("incomplete run description from the host (path %q, %d args, grace %v)",
 			ws.Path, len(ws.Args), time.Duration(ws.GraceNS))
 	}
@@ -119,11 +136,31 @@ func decodeWireSpec(line []byte) (wireSpec, error) {
 type statusMsg struct {
 	// Verb is one of the status* constants.
 	Verb string
-	// Num is the pid (started), errno (execfail), exit code (exited) or
-	// signal number (signaled); zero for refused.
+	// Num is the pid (started) or errno (execfail); zero otherwise.
 	Num int
 	// Text is the message of refused and execfail, unquoted.
 	Text string
+	// End is the report of an end line.
+	End endReport
+}
+
+// endReport is the JSON of an end line: how a run's tree ended.
+type endReport struct {
+	// Exited is true when the leader called exit; Code is then its code.
+	Exited bool `json:"exited"`
+	// Code is the leader's exit code (Exited only).
+	Code int `json:"code"`
+	// Signal is the number of the signal that killed the leader (not
+	// Exited only).
+	Signal int `json:"signal,omitempty"`
+	// Deadline is true when the supervisor ended the tree because the
+	// run's timeout passed (before any term or kill asked it to).
+	Deadline bool `json:"deadline,omitempty"`
+	// Off says what the supervisor's check of itself after the run found
+	// wrong (e.g. it is being traced, or is no longer a subreaper); the
+	// supervisor exits after the report and must not be reused. Empty when
+	// all is well.
+	Off string `json:"off,omitempty"`
 }
 
 // formatStatus returns msg as one status line, newline included. Text is
@@ -134,6 +171,11 @@ func formatStatus(msg statusMsg) string {
 		return msg.Verb + " " + strconv.Quote(msg.Text) + "\n"
 	case statusExecFail:
 		return msg.Verb + " " + strconv.Itoa(msg.Num) + " " + strconv.Quote(msg.Text) + "\n"
+	case statusEnd:
+		b, _ := json.Marshal(msg.End) // cannot fail: plain fields
+		return msg.Verb + " " + string(b) + "\n"
+	case statusPong:
+		return msg.Verb + "\n"
 	default:
 		return msg.Verb + " " + strconv.Itoa(msg.Num) + "\n"
 	}
@@ -148,9 +190,9 @@ func parseStatus(line string) (statusMsg, error) {
 		return statusMsg{}, fmt.Errorf("unexpected status line from supervisor: %q", line)
 	}
 	switch verb {
-	case statusStarted, statusExited, statusSignaled:
+	case statusStarted:
 		n, err := strconv.Atoi(rest)
-		if err != nil || (verb != statusExited && n <= 0) {
+		if err != nil || n <= 0 {
 			return bad()
 		}
 		return statusMsg{Verb: verb, Num: n}, nil
@@ -171,6 +213,22 @@ func parseStatus(line string) (statusMsg, error) {
 			return bad()
 		}
 		return statusMsg{Verb: verb, Num: n, Text: text}, nil
+	case statusEnd:
+		var end endReport
+		dec := json.NewDecoder(strings.NewReader(rest))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&end); err != nil || dec.More() {
+			return bad()
+		}
+		if end.Exited && (end.Signal != 0 || end.Code < 0 || end.Code > 255) || !end.Exited && (end.Signal <= 0 || end.Code != 0) {
+			return bad()
+		}
+		return statusMsg{Verb: verb, End: end}, nil
+	case statusPong:
+		if line != statusPong {
+			return bad()
+		}
+		return statusMsg{Verb: verb}, nil
 	}
 	return bad()
 }

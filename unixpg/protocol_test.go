@@ -12,9 +12,11 @@ import (
 func TestStatusRoundTrip(t *testing.T) {
 	cases := []statusMsg{
 		{Verb: statusStarted, Num: 4242},
-		{Verb: statusExited, Num: 0},
-		{Verb: statusExited, Num: 255},
-		{Verb: statusSignaled, Num: 9},
+		{Verb: statusEnd, End: endReport{Exited: true, Code: 0}},
+		{Verb: statusEnd, End: endReport{Exited: true, Code: 255, Deadline: true}},
+		{Verb: statusEnd, End: endReport{Signal: 9}},
+		{Verb: statusEnd, End: endReport{Signal: 15, Deadline: true, Off: "it is being traced by pid 7\n\"x\""}},
+		{Verb: statusPong},
 		{Verb: statusRefused, Text: "prctl: operation not permitted\nsecond line \"quoted\""},
 		{Verb: statusExecFail, Num: 2, Text: "no such file or directory"},
 		{Verb: statusExecFail, Num: 13, Text: ""},
@@ -33,7 +35,10 @@ func TestStatusRoundTrip(t *testing.T) {
 
 func TestParseStatusRejects(t *testing.T) {
 	for _, line := range []string{
-		"", "started", "started x", "started 0", "started -5", "signaled 0", "exited",
+		"", "started", "started x", "started 0", "started -5", "exited 0", "signaled 9",
+		"end", "end {}", `end {"exited":false}`, `end {"exited":true,"code":256}`, `end {"exited":true,"code":-1}`,
+		`end {"exited":true,"code":0,"signal":9}`, `end {"exited":false,"signal":9,"code":3}`,
+		`end {"exited":true,"code":0,"extra":1}`, `end {"exited":true,"code":0} {}`, "pong 1", "pong ",
 		"refused unquoted text", "execfail 2", "execfail x \"a\"", "execfail -1 \"a\"",
 		"hello 1", "STARTED 12",
 	} {
@@ -61,6 +66,14 @@ func TestRunLine(t *testing.T) {
 	if time.Duration(ws.GraceNS) != procspec.DefaultGrace {
 		t.Errorf("zero grace became %v, want %v", time.Duration(ws.GraceNS), procspec.DefaultGrace)
 	}
+	b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Timeout: 3 * time.Second})
+	if _, ws, _ := parseControl(b); time.Duration(ws.TimeoutNS) != 3*time.Second {
+		t.Errorf("timeout 3s became %v", time.Duration(ws.TimeoutNS))
+	}
+	b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Timeout: -time.Second})
+	if _, ws, _ := parseControl(b); ws.TimeoutNS != 0 {
+		t.Errorf("a negative timeout became %v, want none", time.Duration(ws.TimeoutNS))
+	}
 	graces := []struct {
 		in, want time.Duration
 	}{
@@ -82,6 +95,7 @@ func TestParseControl(t *testing.T) {
 	}{
 		{"term\n", ctrlTerm, true},
 		{"kill", ctrlKill, true},
+		{"ping\n", ctrlPing, true},
 		{`run {"path":"/x","args":["x"],"grace_ns":1}` + "\n", ctrlRun, true},
 		{"", "", false},
 		{"term ", "", false},
@@ -91,6 +105,8 @@ func TestParseControl(t *testing.T) {
 		{`run {"path":"","args":["x"],"grace_ns":1}`, "", false},
 		{`run {"path":"/x","args":[],"grace_ns":1}`, "", false},
 		{`run {"path":"/x","args":["x"],"grace_ns":0}`, "", false},
+		{`run {"path":"/x","args":["x"],"grace_ns":1,"timeout_ns":-1}`, "", false},
+		{`run {"path":"/x","args":["x"],"grace_ns":1,"timeout_ns":5}`, ctrlRun, true},
 		{"hello " + strings.Repeat("x", 200), "", false},
 	}
 	for _, c := range cases {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -77,18 +78,25 @@ type supervisor struct {
 	// leaderExit receives once the leader has exited (Linux pidfd); nil
 	// where SIGCHLD is the only notice.
 	leaderExit <-chan struct{}
+	// timeout is the current run's deadline after its start; zero: none.
+	timeout time.Duration
+	// deadlineHit is set when the deadline, and nothing earlier, started
+	// the end of the tree.
+	deadlineHit bool
 }
 
 // controlEvent is what readControl forwards to the main loop: a request, a
 // run it started, or the reason it stopped reading (the last event).
 type controlEvent struct {
-	// verb is ctrlTerm or ctrlKill, or ctrlRun for a run whose target
-	// readControl started and reported.
+	// verb is ctrlTerm, ctrlKill or ctrlPing, or ctrlRun for a run whose
+	// target readControl started and reported.
 	verb string
 	// pid is the started target's pid (ctrlRun only).
 	pid int
 	// grace is the started run's SIGTERM → SIGKILL delay (ctrlRun only).
 	grace time.Duration
+	// timeout is the started run's deadline (ctrlRun only; zero: none).
+	timeout time.Duration
 	// leaderExit is leaderExit's channel for the started target (ctrlRun
 	// only; nil outside Linux).
 	leaderExit <-chan struct{}
@@ -103,8 +111,13 @@ var errSetupRefused = errors.New("containment could not be set up")
 
 // supervise serves runs and returns the supervisor's exit code: 0 when the
 // host ended the supervisor (end of file, SIGHUP, SIGTERM or SIGINT while
-// idle) or containment could not be set up (reported to the host), 2 after
+// idle), containment could not be set up (reported to the host) or its
+// check of itself after a run found something off (reported too), 2 after
 // a protocol error.
+//
+// Before anything else it hardens itself (hardenSupervisor): on Linux it
+// becomes a child subreaper and non-dumpable (PR_SET_DUMPABLE 0), so that a
+// run of the same user can no longer ptrace it or read its memory.
 //
 // Two goroutines share the work. readControl owns a locked OS thread: it
 // receives control lines and starts each run's target itself, right after
@@ -123,7 +136,7 @@ func supervise() int {
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	var busy atomic.Bool
 	events := make(chan controlEvent, 4)
-	go readControl(controlFD, enableSubreaper(), &busy, events)
+	go readControl(controlFD, hardenSupervisor(), &busy, events)
 
 	s := &supervisor{}
 	for {
@@ -134,21 +147,31 @@ func supervise() int {
 				return 0 // idle, and the host is gone or retired us
 			case ev.err != nil:
 				return 2
+			case ev.verb == ctrlPing:
+				report(statusMsg{Verb: statusPong})
+				continue
 			case ev.verb != ctrlRun:
 				continue // term or kill for a run that already ended
 			}
-			*s = supervisor{target: ev.pid, grace: ev.grace, leaderExit: ev.leaderExit}
+			*s = supervisor{target: ev.pid, grace: ev.grace, timeout: ev.timeout, leaderExit: ev.leaderExit}
 			if lost := s.run(sigs, events); lost {
 				return 0
 			}
-			final := statusMsg{Verb: statusExited, Num: s.targetWS.ExitStatus()}
+			end := endReport{Exited: true, Code: s.targetWS.ExitStatus(), Deadline: s.deadlineHit}
 			if s.targetWS.Signaled() {
-				final = statusMsg{Verb: statusSignaled, Num: int(s.targetWS.Signal())}
+				end = endReport{Signal: int(s.targetWS.Signal()), Deadline: s.deadlineHit}
 			}
+			// A run could have tampered with its supervisor; one that
+			// finds anything off says so and exits rather than serve
+			// another run.
+			end.Off = checkSelf()
 			// Idle again before the report: the host sends the next run
 			// only after reading it.
 			busy.Store(false)
-			report(final)
+			report(statusMsg{Verb: statusEnd, End: end})
+			if end.Off != "" {
+				return 0
+			}
 		case sig := <-sigs:
 			if sig != syscall.SIGCHLD {
 				return 0 // SIGHUP (the host's parent-death signal), SIGTERM, SIGINT
@@ -161,22 +184,22 @@ func supervise() int {
 // reason it stopped as the last event, and then keeps the thread: the
 // targets' PR_SET_PDEATHSIG is tied to it, and the main loop decides how
 // the tree ends.
-func readControl(fd int, subreaperErr error, busy *atomic.Bool, events chan<- controlEvent) {
+func readControl(fd int, setupErr error, busy *atomic.Bool, events chan<- controlEvent) {
 	runtime.LockOSThread() // never unlocked
-	events <- controlEvent{err: receiveControl(fd, subreaperErr, busy, events)}
+	events <- controlEvent{err: receiveControl(fd, setupErr, busy, events)}
 	select {}
 }
 
 // receiveControl receives from the control socket fd. A run line starts the
 // target at once (startTarget), reports "started" or "execfail" and
-// forwards the started run; term and kill are forwarded. It returns io.EOF
-// at end of file, errSetupRefused after answering a run "refused" (when
-// subreaperErr is set), or the read or protocol error, including a run line
-// while busy (set from a start until the main loop has ended the run).
+// forwards the started run; term, kill and ping are forwarded. It returns
+// io.EOF at end of file, errSetupRefused after answering a run "refused"
+// (when setupErr is set), or the read or protocol error, including a run
+// line while busy (set from a start until the main loop has ended the run).
 // Received descriptors are close-on-exec (at once on Linux, right after
 // receipt elsewhere, before anything can fork) and all closed but those a
 // started target holds.
-func receiveControl(fd int, subreaperErr error, busy *atomic.Bool, events chan<- controlEvent) error {
+func receiveControl(fd int, setupErr error, busy *atomic.Bool, events chan<- controlEvent) error {
 	var split controlSplitter
 	defer func() { closeFDs(split.takeFDs()) }()
 	buf := make([]byte, 64<<10)
@@ -213,16 +236,16 @@ func receiveControl(fd int, subreaperErr error, busy *atomic.Bool, events chan<-
 			case busy.Load():
 				closeFDs(msg.FDs)
 				return errors.New("the host sent a run while one is in progress")
-			case subreaperErr != nil:
+			case setupErr != nil:
 				closeFDs(msg.FDs)
-				report(statusMsg{Verb: statusRefused, Text: subreaperErr.Error()})
+				report(statusMsg{Verb: statusRefused, Text: setupErr.Error()})
 				return errSetupRefused
 			default:
 				if pid, pidfd, ok := startTarget(msg); ok {
 					busy.Store(true)
 					report(statusMsg{Verb: statusStarted, Num: pid})
 					events <- controlEvent{verb: ctrlRun, pid: pid, grace: time.Duration(msg.Spec.GraceNS),
-						leaderExit: leaderExit(pidfd)}
+						timeout: time.Duration(msg.Spec.TimeoutNS), leaderExit: leaderExit(pidfd)}
 				}
 				continue
 			}
@@ -313,9 +336,15 @@ func closeFDs(fds []int) {
 	}
 }
 
+// reportMu keeps status lines whole: the control thread reports starts, the
+// main loop ends and pongs.
+var reportMu sync.Mutex
+
 // report writes one status line to the host. A failure means the host is
 // gone; the lifeline (end of file) handles that, so the error is dropped.
 func report(msg statusMsg) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
 	b := []byte(formatStatus(msg))
 	for len(b) > 0 {
 		n, err := unix.Write(controlFD, b)
@@ -331,10 +360,18 @@ func report(msg statusMsg) {
 
 // run supervises the tree until nothing of it remains. Phases: running
 // (leader alive, nothing asked), ending (SIGTERM sent, grace running) and
-// killing (SIGKILL sweep until the tree is gone). It returns true when it
-// ended the tree because the lifeline was lost: end of file or a protocol
-// error on the control socket, or SIGHUP (the parent-death signal).
+// killing (SIGKILL sweep until the tree is gone). The run's deadline, when
+// it has one, starts the ending phase like a term request does. It returns
+// true when it ended the tree because the lifeline was lost: end of file or
+// a protocol error on the control socket, or SIGHUP (the parent-death
+// signal).
 func (s *supervisor) run(sigs <-chan os.Signal, events <-chan controlEvent) (lost bool) {
+	var deadline <-chan time.Time
+	if s.timeout > 0 {
+		t := time.NewTimer(s.timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
 	var graceOver <-chan time.Time
 	var poll <-chan time.Time
 	var ticker *time.Ticker
@@ -384,7 +421,15 @@ func (s *supervisor) run(sigs <-chan os.Signal, events <-chan controlEvent) (los
 			case ev.verb == ctrlKill:
 				s.killTree(sigs)
 				return false
+			case ev.verb == ctrlPing:
+				report(statusMsg{Verb: statusPong})
 			}
+		case <-deadline:
+			deadline = nil
+			if graceOver == nil && !s.targetDone {
+				s.deadlineHit = true
+			}
+			startEnding()
 		case <-graceOver:
 			s.killTree(sigs)
 			return false

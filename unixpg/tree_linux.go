@@ -4,22 +4,12 @@ package unixpg
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-// enableSubreaper makes the supervisor a child subreaper, so that orphaned
-// descendants (setsid, double fork) are re-parented to it.
-func enableSubreaper() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("making the run's supervisor a child subreaper (prctl PR_SET_CHILD_SUBREAPER): %v", err)
-	}
-	return nil
-}
 
 // targetSysProcAttr puts the target in its own process group, kills it if
 // the supervisor's forking thread (locked for the supervisor's life) dies,
@@ -71,14 +61,18 @@ func leaderExit(pidfd int) <-chan struct{} {
 // the walk may be missed or included; callers repeat until nothing is left.
 // Where the kernel lacks the children files (CONFIG_PROC_CHILDREN), the
 // walk falls back to a scan of /proc/*/stat.
-func descendants() []int {
-	self := os.Getpid()
-	kids, ok := taskChildren(self)
+func descendants() []int { return descendantsOf(os.Getpid()) }
+
+// descendantsOf returns the pids of every descendant of root, zombies
+// included, as descendants does for the calling process; the host uses it
+// to reach a run's tree through a supervisor that no longer serves.
+func descendantsOf(root int) []int {
+	kids, ok := taskChildren(root)
 	if !ok {
-		return descendantsByScan(self)
+		return descendantsByScan(root)
 	}
 	var out []int
-	seen := map[int]bool{self: true}
+	seen := map[int]bool{root: true}
 	for len(kids) > 0 {
 		pid := kids[len(kids)-1]
 		kids = kids[:len(kids)-1]
@@ -105,7 +99,7 @@ func taskChildren(pid int) (kids []int, ok bool) {
 	for _, t := range tasks {
 		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
 		if err != nil {
-			if os.IsNotExist(err) && pid == os.Getpid() {
+			if os.IsNotExist(err) && t.Name() == strconv.Itoa(pid) {
 				return nil, false
 			}
 			continue

@@ -34,8 +34,8 @@ var treeMembers = []string{
 	"holder",   // holds the stdout pipe open (as every member does)
 }
 
-// leaderScript builds the tree, waits until every member wrote its pid, and
-// then, by mode ($1): "exit" exits 0 once the file "go" exists (startTree
+// leaderScript builds the tree, waits until every member wrote its pid, runs
+// $ATTACK when set (lifetime_linux_test.go), and then, by mode ($1): "exit" exits 0 once the file "go" exists (startTree
 // creates it after checking that every member runs), "obey" waits with the
 // default SIGTERM action, "ignore" waits ignoring SIGTERM (as does every
 // member it starts).
@@ -51,6 +51,7 @@ sh "$D/holder.sh" &
 for f in ignterm setsid dfork dfsetsid holder; do
 	while [ ! -s "$D/$f" ]; do sleep 0.01; done
 done
+[ -n "$ATTACK" ] && eval "$ATTACK"
 if [ "$1" = exit ]; then
 	while [ ! -e "$D/go" ]; do sleep 0.01; done
 	exit 0

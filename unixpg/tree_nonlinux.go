@@ -4,11 +4,6 @@ package unixpg
 
 import "syscall"
 
-// enableSubreaper does nothing: only Linux has child subreapers. A
-// descendant that leaves the target's process group (setsid, setpgid) is
-// therefore not caught outside Linux; see docs/lifetime.md.
-func enableSubreaper() error { return nil }
-
 // targetSysProcAttr puts the target in its own process group. There is no
 // parent-death signal and no pidfd outside Linux (*pidfd is left alone);
 // the lifeline socket covers host death.
@@ -23,6 +18,9 @@ func leaderExit(pidfd int) <-chan struct{} { return nil }
 // descendants returns nil: without /proc children lists and a subreaper the
 // supervisor can reach the tree only through its process group.
 func descendants() []int { return nil }
+
+// descendantsOf returns nil, as descendants does.
+func descendantsOf(int) []int { return nil }
 
 // recvmsgFlags is zero: MSG_CMSG_CLOEXEC is Linux-only. parseRights marks
 // received descriptors close-on-exec before the run that owns them can

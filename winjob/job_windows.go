@@ -29,8 +29,13 @@ type Process struct {
 	jobMu sync.Mutex
 	// jobOpen is true until watch closes job.
 	jobOpen bool
-	// terminated is set before Terminate or Kill ends the job.
+	// terminated is set before Terminate, Kill or the deadline ends the job.
 	terminated atomic.Bool
+	// deadlineHit is set when the deadline (Spec.Timeout), and no earlier
+	// Terminate or Kill, ended the job.
+	deadlineHit atomic.Bool
+	// deadline is the timer of Spec.Timeout; nil when the run has none.
+	deadline *time.Timer
 	// done is closed once status is final.
 	done chan struct{}
 	// status is the leader's exit status.
@@ -124,6 +129,9 @@ func Start(spec procspec.Spec) (*Process, error) {
 		return nil, containmentErr(spec.Path, step, stepErr)
 	}
 	p := &Process{proc: proc, job: job, jobOpen: true, done: make(chan struct{})}
+	if spec.Timeout > 0 {
+		p.deadline = time.AfterFunc(spec.Timeout, p.deadlinePassed)
+	}
 	go p.watch()
 	return p, nil
 }
@@ -210,12 +218,15 @@ func activeProcesses(job windows.Handle) (uint32, error) {
 // leader), waits until the job is empty, closes it and publishes the result.
 func (p *Process) watch() {
 	state, err := p.proc.Wait()
+	if p.deadline != nil {
+		p.deadline.Stop()
+	}
 	code := -1
 	if err == nil {
 		code = state.ExitCode()
 	}
 	if p.terminated.Load() && uint32(code) == terminatedExitCode {
-		p.status = procspec.ExitStatus{Code: -1, Signal: "TerminateJobObject"}
+		p.status = procspec.ExitStatus{Code: -1, Signal: "TerminateJobObject", TimedOut: p.deadlineHit.Load()}
 	} else {
 		p.status = procspec.ExitStatus{Code: code, Exited: err == nil}
 	}
@@ -262,6 +273,19 @@ func (p *Process) terminate() {
 	if !p.jobOpen {
 		return
 	}
+	p.terminated.Store(true)
+	_ = windows.TerminateJobObject(p.job, terminatedExitCode)
+}
+
+// deadlinePassed ends the job because Spec.Timeout passed, unless it was
+// already ended or asked to end.
+func (p *Process) deadlinePassed() {
+	p.jobMu.Lock()
+	defer p.jobMu.Unlock()
+	if !p.jobOpen || p.terminated.Load() {
+		return
+	}
+	p.deadlineHit.Store(true)
 	p.terminated.Store(true)
 	_ = windows.TerminateJobObject(p.job, terminatedExitCode)
 }

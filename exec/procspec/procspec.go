@@ -51,6 +51,12 @@ type Spec struct {
 	// zero or negative means DefaultGrace. Windows has no SIGTERM and does
 	// not use it: a job is terminated at once.
 	Grace time.Duration
+	// Timeout is the run's deadline, counted from the target's start: once
+	// it has passed the tree is ended as by Terminate, and ExitStatus says
+	// TimedOut. Zero or negative means none. Unix enforces it twice: in the
+	// supervisor (so a stopped host does not stretch it) and in the host
+	// (so a stopped supervisor does not either); Windows in the host.
+	Timeout time.Duration
 }
 
 // ExitStatus says how the target (the leader of the tree or job) ended.
@@ -64,6 +70,10 @@ type ExitStatus struct {
 	// Exited is true when the leader ended by itself (any code), false when
 	// a signal or the job's termination ended it.
 	Exited bool
+	// TimedOut is true when the tree was ended because Spec.Timeout passed
+	// before anyone asked for its end (Terminate, Kill) and before the tree
+	// ended by itself.
+	TimedOut bool
 }
 
 // String returns "exit status N" or "signal: NAME".

@@ -1,0 +1,121 @@
+//go:build linux
+
+package unixpg
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// hardenSupervisor prepares the supervisor before any run: it becomes a
+// child subreaper (PR_SET_CHILD_SUBREAPER), so that orphaned descendants
+// (setsid, double fork) are re-parented to it, and non-dumpable
+// (PR_SET_DUMPABLE 0), so that a process of the same user without
+// CAP_SYS_PTRACE can neither ptrace it nor open its /proc/PID/mem. Either
+// failing is an error: the supervisor then refuses every run.
+func hardenSupervisor() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the run's supervisor a child subreaper (prctl PR_SET_CHILD_SUBREAPER): %v", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the run's supervisor non-dumpable (prctl PR_SET_DUMPABLE): %v", err)
+	}
+	return nil
+}
+
+// checkSelf is the supervisor's check of itself after each run: still a
+// subreaper, still non-dumpable, not traced. It returns what is off, or ""
+// when all is well. A run that managed to ptrace its supervisor (root
+// without Landlock, or a kernel without Yama and dumpable checks) could
+// have changed any of these; such a supervisor must not serve again.
+func checkSelf() string {
+	var subreaper int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&subreaper)), 0, 0, 0); err != nil || subreaper == 0 {
+		return "it is no longer a child subreaper"
+	}
+	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
+		return "it became dumpable again"
+	}
+	st, err := readProcStatus(os.Getpid())
+	if err != nil {
+		return "its /proc status is unreadable: " + err.Error()
+	}
+	if st.tracerPid != 0 {
+		return fmt.Sprintf("it is being traced by pid %d", st.tracerPid)
+	}
+	return ""
+}
+
+// procStatus holds the fields of /proc/PID/status that tell whether a
+// supervisor was stopped or is being traced.
+type procStatus struct {
+	// state is the one-letter state: 'T' stopped (SIGSTOP), 't' stopped
+	// under a tracer, 'Z' zombie, …
+	state byte
+	// tracerPid is the pid of the process tracing it, 0 when none.
+	tracerPid int
+}
+
+// readProcStatus reads the State and TracerPid lines of /proc/PID/status.
+// The file stays readable (0444) when the process is non-dumpable.
+func readProcStatus(pid int) (procStatus, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return procStatus{}, err
+	}
+	return parseProcStatus(b)
+}
+
+// parseProcStatus parses the State and TracerPid lines of a
+// /proc/PID/status file; both must be present.
+func parseProcStatus(b []byte) (procStatus, error) {
+	var st procStatus
+	var haveState, haveTracer bool
+	for line := range bytes.Lines(b) {
+		key, val, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		val = bytes.TrimSpace(val)
+		switch string(key) {
+		case "State":
+			if len(val) > 0 {
+				st.state, haveState = val[0], true
+			}
+		case "TracerPid":
+			n, err := strconv.Atoi(string(val))
+			if err == nil && n >= 0 {
+				st.tracerPid, haveTracer = n, true
+			}
+		}
+	}
+	if !haveState || !haveTracer {
+		return st, fmt.Errorf("no State or TracerPid line in /proc status")
+	}
+	return st, nil
+}
+
+// inspectSupervisor is the host's look at a supervisor from outside: it
+// returns why the supervisor cannot be trusted with its run (stopped,
+// stopped under a tracer, traced) or "" when nothing is seen. A supervisor
+// that is gone is not inspected here: its control socket and pidfd say so.
+func inspectSupervisor(pid int) string {
+	st, err := readProcStatus(pid)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case st.state == 'T':
+		return "its supervisor was stopped (SIGSTOP)"
+	case st.state == 't':
+		return "its supervisor is stopped under a tracer"
+	case st.tracerPid != 0:
+		return fmt.Sprintf("its supervisor is being traced by pid %d", st.tracerPid)
+	}
+	return ""
+}
