@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/rulestats"
 	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
@@ -23,6 +25,8 @@ type allowOptions struct {
 	scope string
 	// all is --all: revoke every grant.
 	all bool
+	// stats is --stats: list each rule with its uses.
+	stats bool
 }
 
 // runAllow is `agentgate allow list|add|rm|check|trust [--provider NAME]
@@ -58,8 +62,11 @@ func runAllow(args []string, e env) int {
 	flags.StringVar(&o.provider, "provider", "", "provider whose list also applies (e.g. claude-code)")
 	flags.StringVar(&o.project, "project", "", "project directory (default: the current directory's project)")
 	flags.StringVar(&o.scope, "scope", "global", "list to change for add and rm: global, provider or project")
-	if sub == "revoke" {
+	switch sub {
+	case "revoke":
 		flags.BoolVar(&o.all, "all", false, "revoke every temporary grant")
+	case "list":
+		flags.BoolVar(&o.stats, "stats", false, "show how many commands each rule allowed, its last use, and unused or redundant rules")
 	}
 	if err := flags.Parse(args[1:]); err != nil {
 		return exitDeclined
@@ -98,7 +105,7 @@ func runAllow(args []string, e env) int {
 	}
 	switch sub {
 	case "list":
-		return allowList(e, store, o.provider, root)
+		return allowList(e, store, o.provider, root, o.stats)
 	case "check":
 		return allowCheck(e, store, argv, o.provider, root)
 	case "add", "rm", "trust":
@@ -127,7 +134,16 @@ func runAllow(args []string, e env) int {
 	}
 }
 
-func allowList(e env, store *prefs.Store, provider, root string) int {
+// allowList is `agentgate allow list [--stats]`: every rule of the global
+// list, the provider's (with --provider) and the project's, with its line;
+// with --stats as a table with how many commands each allowed, when it last
+// did and what, and the unused and redundant marks (package rulestats).
+func allowList(e env, store *prefs.Store, provider, root string, withStats bool) int {
+	var counter *rulestats.Counter
+	if withStats {
+		counter = rulestats.New(e.paths.StateDir, audit.Path(e.paths.StateDir))
+		counter.Now = e.now
+	}
 	scopes := []prefs.Scope{prefs.ScopeGlobal}
 	if provider != "" {
 		scopes = append(scopes, prefs.ScopeProvider)
@@ -151,6 +167,13 @@ func allowList(e env, store *prefs.Store, provider, root string) int {
 		if len(rules) == 0 && len(bad) == 0 {
 			fmt.Fprintf(e.stdout, "  (no rules)\n")
 		}
+		if counter != nil && len(rules) > 0 {
+			if err := listStats(e, counter, store, rules); err != nil {
+				fmt.Fprintf(e.stderr, "agentgate allow list: %v\n", err)
+				status = exitDeclined
+			}
+			rules = nil
+		}
 		for _, r := range rules {
 			note := ""
 			if !r.Active {
@@ -163,6 +186,36 @@ func allowList(e env, store *prefs.Store, provider, root string) int {
 		}
 	}
 	return status
+}
+
+// listStats prints rules as a table: line, uses, last use, rule, and the
+// last command or the rule's marks.
+func listStats(e env, counter *rulestats.Counter, store *prefs.Store, rules []prefs.Rule) error {
+	stats, err := counter.Stats(store, rules)
+	if stats == nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  LINE\tUSES\tLAST USED\tRULE\tLAST COMMAND / NOTES")
+	for _, st := range stats {
+		last, notes := "-", st.Use.LastCommand
+		if !st.Use.Last.IsZero() {
+			last = st.Use.Last.Local().Format("2006-01-02 15:04")
+		}
+		var marks []string
+		if !st.Rule.Active {
+			marks = append(marks, "inactive: changed outside agentgate; review with `agentgate allow trust`")
+		}
+		if m := st.Marks(); m != "" {
+			marks = append(marks, m)
+		}
+		if len(marks) > 0 {
+			notes = strings.TrimSpace(notes + "  [" + strings.Join(marks, "; ") + "]")
+		}
+		fmt.Fprintf(tw, "  %4d\t%d\t%s\t%s\t%s\n", st.Rule.Line, st.Use.Count, last, prefs.FormatList(st.Rule.Tokens), notes)
+	}
+	tw.Flush()
+	return err
 }
 
 func scopeLabel(scope prefs.Scope, provider string) string {

@@ -114,7 +114,8 @@ Commands:
                  run a command through the gate (asks at the terminal when no rule allows it)
                  in the current directory's project (--cwd must lie inside it; --timeout 1ms..10m)
   allow list|add|rm|check|trust [--provider NAME] [--project DIR] [-- ARGV...]
-                 show and change the allow-lists
+                 show and change the allow-lists (list --stats: uses per rule,
+                 unused and redundant rules)
   allow grants [--project DIR]
                  the temporary grants in force, with their time left
   allow revoke ID | --all

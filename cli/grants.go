@@ -12,6 +12,7 @@ import (
 
 // allowUsage is the usage line of `agentgate allow`.
 const allowUsage = "usage: agentgate allow list|add|rm|check|trust [--provider NAME] [--project DIR] [--scope global|provider|project] [-- ARGV...]\n" +
+	"       agentgate allow list --stats [--provider NAME] [--project DIR]\n" +
 	"       agentgate allow grants [--project DIR]\n" +
 	"       agentgate allow revoke ID | --all"
 
