@@ -637,7 +637,8 @@ func (b *Broker) start(t *ticket) *wire.Error {
 	return nil
 }
 
-// runEnded audits a run's end, frees its slot and starts the next queued run.
+// runEnded audits a run's end, frees its slot and starts the next queued run,
+// then audits its change summary once made (run_changes).
 func (b *Broker) runEnded(t *ticket) {
 	rec := t.run.Record()
 	e := audit.Entry{Kind: audit.KindRunEnd, RunID: t.id, State: string(rec.State), ExitCode: rec.ExitCode,
@@ -654,6 +655,12 @@ func (b *Broker) runEnded(t *ticket) {
 	}
 	b.mu.Unlock()
 	b.releaseSlot()
+	// The change summary follows the end (nothing waits for it): audited
+	// as run_changes once made.
+	<-t.run.ChangesDone()
+	if rec := t.run.Record(); rec.Changes != nil {
+		b.recordSoon(t.session, audit.Entry{Kind: audit.KindRunChanges, RunID: t.id, Changes: rec.Changes})
+	}
 }
 
 // releaseSlot frees a run slot and starts the oldest queued run, if any.

@@ -101,7 +101,7 @@ func waitResult(run *exec.Run, cursor int64, max int, enc string) (wire.WaitResu
 	if werr != nil {
 		return wire.WaitResult{}, werr
 	}
-	res := wire.WaitResult{State: string(rec.State), ExitCode: rec.ExitCode, Stdout: out, StderrBytes: rec.StderrBytes, Error: rec.Error}
+	res := wire.WaitResult{State: string(rec.State), ExitCode: rec.ExitCode, Stdout: out, StderrBytes: rec.StderrBytes, Error: rec.Error, ChangesPending: rec.ChangesPending}
 	if rec.Changes != nil {
 		res.Changes = rec.Changes
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/unixpg"
 )
@@ -42,6 +43,9 @@ func newCLISandbox(t *testing.T, globalRules string) *cliSandbox {
 	}
 	s.project, _ = filepath.EvalSymlinks(s.project)
 	s.paths = prefs.Paths{ConfigDir: filepath.Join(home, "config", "agentgate"), StateDir: filepath.Join(home, "state", "agentgate")}
+	// Hosts of this sandbox share a change keeper process; it ends before
+	// the home is removed.
+	t.Cleanup(func() { changes.StopKeeper(s.paths.StateDir) })
 	if err := os.MkdirAll(s.paths.ConfigDir, 0o700); err != nil {
 		t.Fatal(err)
 	}

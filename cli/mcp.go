@@ -154,6 +154,10 @@ type commandOut struct {
 	Stderr string `json:"stderr,omitempty" jsonschema:"standard error, once the command ended (at most 256 KiB)"`
 	// Error explains timed_out, cancelled, failed_to_start and lost.
 	Error string `json:"error,omitempty"`
+	// Changes lists what the command changed, once finished and known.
+	Changes any `json:"changes,omitempty" jsonschema:"files the command created, modified and deleted under its working directory ({created, modified, deleted, incomplete?, reason?, method, cover}), once it finished and the summary is made"`
+	// ChangesPending says the summary is still being made.
+	ChangesPending bool `json:"changes_pending,omitempty" jsonschema:"true when the command finished and the list of files it changed is still being made: call command_output with this run_id to get it"`
 	// Next says what to do next.
 	Next string `json:"next" jsonschema:"what to do next"`
 }
@@ -340,6 +344,7 @@ func (m *mcpServer) commandResult(ctx context.Context, c *client.Client, id stri
 	out := commandOut{
 		RunID: id, State: res.State, ExitCode: res.ExitCode, Stdout: res.Stdout.Data,
 		Cursor: res.Stdout.Cursor, StdoutDropped: res.Stdout.Dropped, Error: res.Error,
+		Changes: res.Changes, ChangesPending: res.ChangesPending,
 	}
 	switch res.State {
 	case wire.StatePending:
@@ -352,6 +357,9 @@ func (m *mcpServer) commandResult(ctx context.Context, c *client.Client, id stri
 			out.Next = "Finished; more stdout remains: call command_output with this run_id and cursor."
 		} else {
 			out.Next = "Finished."
+		}
+		if res.ChangesPending {
+			out.Next += " The list of files it changed is still being made; call command_output with this run_id if you need it."
 		}
 		if res.StderrBytes > 0 {
 			if e, err := c.Output(ctx, wire.OutputParams{RunID: id, Stream: "stderr", MaxBytes: mcpMaxOutput}); err == nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/exec/procspec"
 
 	"github.com/agentgate/agentgate/exec/runinfo"
@@ -54,8 +55,10 @@ type Config struct {
 	// bytes are kept and the stream is marked dropped. Zero means
 	// DefaultSpillCap.
 	SpillCap int64
-	// Changes bounds the change summary; the zero value takes the defaults.
-	Changes ChangeLimits
+	// Changes makes each run's change summary (a changes.Keeper, or a
+	// changes.Client of the keeper process); nil makes none (Record.Changes
+	// stays nil).
+	Changes changes.Tracker
 }
 
 // Meta says who asked for a run; it is recorded, not interpreted.
@@ -92,6 +95,8 @@ type Executor struct {
 	polling bool
 	// records writes run records durably off the run's path.
 	records *persister
+	// summaries counts change summaries being made (Flush waits for them).
+	summaries sync.WaitGroup
 	// stopGen counts CancelAll calls and cancelling those in progress: a
 	// Start that overlapped any CancelAll cancels its own run (see Start).
 	stopGen, cancelling atomic.Int64
@@ -116,7 +121,6 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Env == nil {
 		cfg.Env = HostEnv(context.Background(), cfg.HostKind)
 	}
-	cfg.Changes = cfg.Changes.withDefaults()
 	if err := os.MkdirAll(runsDir(cfg.StateDir), 0o700); err != nil {
 		return nil, fmt.Errorf("exec: creating the run records directory: %w", err)
 	}
@@ -135,6 +139,9 @@ type Run struct {
 	stdout, stderr *retained
 	// done is closed once the final state is reached and recorded.
 	done chan struct{}
+	// changesDone is closed once the change summary is in the record (at
+	// once when there is none).
+	changesDone chan struct{}
 	// mu guards rec, p, cancelled, cancelWhy and ended.
 	mu sync.Mutex
 	// p is the process tree; nil until it started, and when it did not.
@@ -153,8 +160,8 @@ type Run struct {
 }
 
 // Start starts cmd and returns at once with its Run in state running. The
-// working directory is snapshot first for the change summary (bounded by
-// Config.Changes). If the process cannot be started or contained, Start
+// change tracker (Config.Changes) is told just before that a run begins.
+// If the process cannot be started or contained, Start
 // returns the Run in state failed_to_start (recorded, Done closed) and a
 // *Refusal with code failed_to_start or containment_failed; nothing runs.
 // An id that is invalid or already used returns a nil Run and an error.
@@ -180,9 +187,10 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{
-		e:    e,
-		cmd:  cmd,
-		done: make(chan struct{}),
+		e:           e,
+		cmd:         cmd,
+		done:        make(chan struct{}),
+		changesDone: make(chan struct{}),
 		rec: Record{
 			ID: id, Argv: cmd.Argv, Executable: cmd.Executable, Dir: cmd.Dir, ProjectRoot: cmd.ProjectRoot,
 			Provider: meta.Provider, Client: meta.Client, Session: meta.Session,
@@ -201,10 +209,6 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	e.runs[id] = r
 	e.mu.Unlock()
 
-	var before snapshot
-	if !e.cfg.Changes.Disabled {
-		before = takeSnapshot(cmd.Dir, e.cfg.Changes)
-	}
 	pipes, err := openRunPipes(cmd.Stdin)
 	if err != nil {
 		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not create the run's pipes: %v", err))
@@ -217,6 +221,10 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 		pipes.closeParentEnds()
 		return r, r.endUnstarted(StateCancelled, "", "cancelled before its process started; nothing ran")
 	}
+	var mark changes.Mark
+	if e.cfg.Changes != nil {
+		mark = e.cfg.Changes.Begin(cmd.ProjectRoot, cmd.Dir)
+	}
 	p, err := startProc(procspec.Spec{
 		Path: cmd.Executable, Args: cmd.Argv, Dir: cmd.Dir, Env: e.cfg.Env,
 		Stdin: pipes.childStdin, Stdout: pipes.childStdout, Stderr: pipes.childStderr,
@@ -228,6 +236,9 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	}
 	if err != nil {
 		pipes.closeParentEnds()
+		if mark != nil {
+			go mark.Finish() // nothing ran; this releases what the mark holds
+		}
 		if errors.Is(err, procspec.ErrContainment) {
 			return r, r.failStart(CodeContainmentFailed, fmt.Sprintf("agentgate could not contain %s, so it did not start: %v", cmd.Executable, err))
 		}
@@ -249,7 +260,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	// Written in the background, off the run's path, within milliseconds:
 	// from then on any process can find (and cancel) the run.
 	e.records.mark(r)
-	go r.supervise(pipes, before)
+	go r.supervise(pipes, mark)
 	e.watchCancelRequests()
 	return r, nil
 }
@@ -276,6 +287,7 @@ func (r *Run) endUnstarted(state State, code, msg string) error {
 		msg += "; also, the run record could not be written: " + err.Error()
 	}
 	close(r.done)
+	close(r.changesDone)
 	if code == "" {
 		return nil
 	}
@@ -303,9 +315,9 @@ func (r *Run) isCancelled() bool {
 
 // supervise runs the run's life after start: it pumps both streams, waits
 // for the whole tree (ended by itself, by a Cancel, or by its deadline,
-// which the containment layer enforces), drains the pipes (bounded),
-// summarises the changes and records the final state.
-func (r *Run) supervise(pipes *runPipes, before snapshot) {
+// which the containment layer enforces), drains the pipes (bounded) and
+// records the final state, with the change summary pending (summarise).
+func (r *Run) supervise(pipes *runPipes, mark changes.Mark) {
 	// Each pump closes its pipe as soon as it has read to the end, which is
 	// normally while the containment layer is still confirming that the
 	// tree is gone, so that work is off the path to Done.
@@ -330,14 +342,10 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 	<-pumped
 	pipes.closeParentEnds()
 
-	var changes *ChangeSummary
-	if !r.e.cfg.Changes.Disabled {
-		changes = diffSnapshots(before, takeSnapshot(r.cmd.Dir, r.e.cfg.Changes), r.e.cfg.Changes, changeMethod)
-	}
 	r.mu.Lock()
 	r.cmd.Stdin = nil
 	r.rec.EndedAt = time.Now().UTC()
-	r.rec.Changes = changes
+	r.rec.ChangesPending = mark != nil
 	r.rec.Signal = status.Signal
 	if waitErr != nil {
 		r.rec.Error = fmt.Sprintf("agentgate lost track of the process tree: %v", waitErr)
@@ -360,7 +368,25 @@ func (r *Run) supervise(pipes *runPipes, before snapshot) {
 	r.mu.Unlock()
 	// The record writer also removes a cancel request left for the run.
 	r.e.records.mark(r)
+	if mark != nil {
+		r.e.summaries.Add(1)
+		go r.summarise(mark)
+	} else {
+		close(r.changesDone)
+	}
 	close(r.done)
+}
+
+// summarise puts the change summary into the finished run's record: the
+// agent already has the exit, so nothing waits on this but ChangesDone.
+func (r *Run) summarise(mark changes.Mark) {
+	defer r.e.summaries.Done()
+	s := mark.Finish()
+	r.mu.Lock()
+	r.rec.Changes, r.rec.ChangesPending = s, false
+	r.mu.Unlock()
+	r.e.records.mark(r)
+	close(r.changesDone)
 }
 
 // setPersistError notes in the record's Error that it could not be
@@ -409,7 +435,13 @@ func (r *Run) settleOutput() {
 
 // Done returns a channel closed when the run reached its final state. Its
 // final record is then queued for writing; Executor.Flush waits for it.
+// The change summary may still be pending (Record.ChangesPending).
 func (r *Run) Done() <-chan struct{} { return r.done }
+
+// ChangesDone returns a channel closed once the run's change summary is in
+// its record (Record.Changes), after Done; at once with Done when there is
+// none to make.
+func (r *Run) ChangesDone() <-chan struct{} { return r.changesDone }
 
 // Wait waits for the run's final state and returns its record. It returns
 // ctx's error (and the record of that moment) only if ctx ends first. A
@@ -514,10 +546,15 @@ func (e *Executor) Forget(id string) bool {
 	}
 }
 
-// Flush blocks until every run record changed so far is durably on disk.
-// Hosts call it before they exit, and anyone who reads records from disk
-// (ListRecords) right after a run ended and needs its final state there.
-func (e *Executor) Flush() { e.records.flush() }
+// Flush blocks until every change summary being made is in its record
+// (bounded by the tracker's own limits) and every run record changed so far
+// is durably on disk. Hosts call it before they exit, and anyone who reads
+// records from disk (ListRecords) right after a run ended and needs its
+// final state there.
+func (e *Executor) Flush() {
+	e.summaries.Wait()
+	e.records.flush()
+}
 
 // CancelAll cancels every running run of this Executor, including runs
 // whose Start is in progress (Start cancels those itself); it returns at

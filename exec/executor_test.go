@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -263,19 +264,64 @@ func TestStartFailure(t *testing.T) {
 }
 
 func TestRunChangeSummary(t *testing.T) {
-	e, root := testExecutor(t, Config{})
+	k, err := changes.NewKeeper(changes.Options{StateDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { k.Close() })
+	e, root := testExecutor(t, Config{Changes: k})
 	require.NoError(t, os.WriteFile(filepath.Join(root, "keep"), []byte("same"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "edit"), []byte("old"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "gone"), []byte("x"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
 	r := mustStart(t, e, root, 0, nil, "sh", "-c", "echo new > edit; rm gone; mkdir d; echo n > d/new; echo g > .git/HEAD")
-	rec := waitRun(t, r)
+	waitRun(t, r)
+	<-r.ChangesDone()
+	rec := r.Record()
+	assert.False(t, rec.ChangesPending)
 	require.NotNil(t, rec.Changes)
 	assert.Equal(t, []string{"d/", "d/new"}, rec.Changes.Created)
 	assert.Equal(t, []string{"edit"}, rec.Changes.Modified)
 	assert.Equal(t, []string{"gone"}, rec.Changes.Deleted)
-	assert.False(t, rec.Changes.Incomplete)
-	assert.Equal(t, changeMethod, rec.Changes.Method)
+	assert.False(t, rec.Changes.Incomplete, rec.Changes.Reason)
+	e.Flush()
+	disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()))
+	require.NoError(t, err)
+	assert.Equal(t, rec.Changes.Created, disk.Changes.Created)
+	assert.False(t, disk.ChangesPending)
+}
+
+// slowTracker is a change tracker whose summaries wait for release.
+type slowTracker struct{ release chan struct{} }
+
+func (s slowTracker) Begin(string, string) changes.Mark { return slowMark(s) }
+
+type slowMark slowTracker
+
+func (m slowMark) Finish() *changes.Summary {
+	<-m.release
+	return changes.Unknown("released")
+}
+
+// TestWaitNeverWaitsForTheSummary: the exit is known (Done, Wait, the
+// record on disk) while the summary is still being made; it arrives later.
+func TestWaitNeverWaitsForTheSummary(t *testing.T) {
+	tr := slowTracker{release: make(chan struct{})}
+	e, root := testExecutor(t, Config{Changes: tr})
+	r := mustStart(t, e, root, 0, nil, "true")
+	rec := waitRun(t, r)
+	assert.Equal(t, StateExited, rec.State)
+	assert.True(t, rec.ChangesPending)
+	assert.Nil(t, rec.Changes)
+	select {
+	case <-r.ChangesDone():
+		t.Fatal("ChangesDone closed before the summary was made")
+	default:
+	}
+	close(tr.release)
+	<-r.ChangesDone()
+	rec = r.Record()
+	assert.False(t, rec.ChangesPending)
+	require.NotNil(t, rec.Changes)
+	assert.Equal(t, "released", rec.Changes.Reason)
 }
 
 func TestExecutorRunsAndGet(t *testing.T) {

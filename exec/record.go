@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/exec/runinfo"
 	"github.com/agentgate/agentgate/internal/atomicfile"
 )
@@ -76,8 +77,13 @@ type Record struct {
 	// StderrDropped is StdoutDropped for stderr.
 	StderrDropped bool `json:"stderr_dropped,omitempty"`
 	// Changes summarises what the run changed under Dir; nil until it ends
-	// (and for runs that did not start).
+	// and its summary is made (ChangesPending), and for runs that did not
+	// start or ran without a change tracker.
 	Changes *ChangeSummary `json:"changes,omitempty"`
+	// ChangesPending is true from the run's end until its change summary is
+	// in Changes: the exit is known and reported at once, the summary a
+	// little later.
+	ChangesPending bool `json:"changes_pending,omitempty"`
 	// StdoutPath and StderrPath are the spill files; each is a ring of
 	// SpillCap bytes (offset o at position o % SpillCap). They hold the
 	// whole retained output once the run ended; read them with ReadRecorded.
@@ -227,7 +233,9 @@ func ListRecords(stateDir string) ([]Record, error) {
 
 // MarkLost rewrites as lost every record left running whose host process is
 // gone: its pid is not alive, or (where HostStart is recorded) the pid now
-// belongs to a different process. It returns how many records it changed.
+// belongs to a different process; a finished record of such a host still
+// waiting for its change summary gets an incomplete one saying so. It
+// returns how many records it changed.
 // Call it at start-up, before showing runs. Records of live hosts are left
 // alone, including this process's own.
 func MarkLost(stateDir string) (int, error) {
@@ -238,12 +246,18 @@ func MarkLost(stateDir string) (int, error) {
 	n := 0
 	var errs []error
 	for _, rec := range recs {
-		if rec.State != StateRunning || hostAlive(rec.HostPID, rec.HostStart) {
+		if (rec.State != StateRunning && !rec.ChangesPending) || hostAlive(rec.HostPID, rec.HostStart) {
 			continue
 		}
-		rec.State = StateLost
-		rec.EndedAt = time.Now().UTC()
-		rec.Error = fmt.Sprintf("the %s host (pid %d) ended before recording how the run ended; its process tree was ended with the host", rec.HostKind, rec.HostPID)
+		if rec.ChangesPending {
+			rec.ChangesPending = false
+			rec.Changes = changes.Unknown(fmt.Sprintf("the %s host (pid %d) ended before the change summary was made", rec.HostKind, rec.HostPID))
+		}
+		if rec.State == StateRunning {
+			rec.State = StateLost
+			rec.EndedAt = time.Now().UTC()
+			rec.Error = fmt.Sprintf("the %s host (pid %d) ended before recording how the run ended; its process tree was ended with the host", rec.HostKind, rec.HostPID)
+		}
 		if err := writeRecord(stateDir, rec); err != nil {
 			errs = append(errs, err)
 			continue

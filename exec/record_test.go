@@ -146,8 +146,11 @@ func TestMarkLost(t *testing.T) {
 		{ID: "dead", State: StateRunning, HostPID: deadPID, HostStart: "x"},
 		{ID: "nopid", State: StateRunning, HostPID: 0},
 		{ID: "done", State: StateExited, HostPID: deadPID},
+		{ID: "done-pending", State: StateExited, HostPID: deadPID, ChangesPending: true},
+		{ID: "live-pending", State: StateExited, HostPID: self, HostStart: selfStart, ChangesPending: true},
 	}
-	if _, ok := os.Stat("/proc/self/stat"); ok == nil {
+	_, statErr := os.Stat("/proc/self/stat")
+	if statErr == nil {
 		// The pid is alive but belongs to a different process than the one
 		// that recorded it: pid reuse.
 		recs = append(recs, Record{ID: "reused", State: StateRunning, HostPID: self, HostStart: selfStart + "0"})
@@ -163,8 +166,9 @@ func TestMarkLost(t *testing.T) {
 	for _, rec := range all {
 		got[rec.ID] = rec
 	}
-	want := map[string]State{"live": StateRunning, "live-nostart": StateRunning, "dead": StateLost, "nopid": StateLost, "done": StateExited}
-	if len(recs) == 6 {
+	want := map[string]State{"live": StateRunning, "live-nostart": StateRunning, "dead": StateLost, "nopid": StateLost, "done": StateExited,
+		"done-pending": StateExited, "live-pending": StateExited}
+	if statErr == nil {
 		want["reused"] = StateLost
 	}
 	lost := 0
@@ -176,7 +180,14 @@ func TestMarkLost(t *testing.T) {
 			assert.False(t, got[id].EndedAt.IsZero())
 		}
 	}
-	assert.Equal(t, lost, n)
+	// A finished run whose host died before its change summary was made
+	// gets one saying so; a live host's pending summary is left alone.
+	assert.False(t, got["done-pending"].ChangesPending)
+	require.NotNil(t, got["done-pending"].Changes)
+	assert.True(t, got["done-pending"].Changes.Incomplete)
+	assert.Contains(t, got["done-pending"].Changes.Reason, "ended before the change summary was made")
+	assert.True(t, got["live-pending"].ChangesPending)
+	assert.Equal(t, lost+1, n)
 	n, err = MarkLost(stateDir)
 	require.NoError(t, err)
 	assert.Zero(t, n, "a second pass changes nothing")

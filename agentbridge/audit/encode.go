@@ -70,7 +70,9 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 	dst = appendIntField(dst, `,"stdout_bytes":`, e.StdoutBytes)
 	dst = appendIntField(dst, `,"stderr_bytes":`, e.StderrBytes)
 	if e.Changes != nil {
-		dst = appendChanges(append(dst, `,"changes":`...), e.Changes)
+		if dst, err = appendChanges(append(dst, `,"changes":`...), e.Changes); err != nil {
+			return nil, fmt.Errorf("encode an audit entry: %w", err)
+		}
 	}
 	dst = appendStringField(dst, `,"error":`, e.Error)
 	return append(dst, '}'), nil
@@ -100,8 +102,9 @@ func appendGrant(dst []byte, g *Grant) []byte {
 }
 
 // appendChanges appends c as a JSON object (runinfo.ChangeSummary's json
-// tags): a nil list is null, an empty one [].
-func appendChanges(dst []byte, c *runinfo.ChangeSummary) []byte {
+// tags): a nil list is null, an empty one []. It fails as appendEntry does
+// on a cover time RFC 3339 cannot hold.
+func appendChanges(dst []byte, c *runinfo.ChangeSummary) ([]byte, error) {
 	dst = appendStrings(append(dst, `{"created":`...), c.Created)
 	dst = appendStrings(append(dst, `,"modified":`...), c.Modified)
 	dst = appendStrings(append(dst, `,"deleted":`...), c.Deleted)
@@ -110,7 +113,33 @@ func appendChanges(dst []byte, c *runinfo.ChangeSummary) []byte {
 	}
 	dst = appendStringField(dst, `,"reason":`, c.Reason)
 	dst = appendString(append(dst, `,"method":`...), c.Method)
-	return append(dst, '}')
+	if c.Cover != nil {
+		var err error
+		if dst, err = appendCover(append(dst, `,"cover":`...), c.Cover); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendCover appends c as a JSON object (runinfo.ChangeCover's json tags).
+func appendCover(dst []byte, c *runinfo.ChangeCover) ([]byte, error) {
+	dst = strconv.AppendInt(append(dst, `{"entries":`...), int64(c.Entries), 10)
+	if len(c.Skipped) > 0 {
+		dst = appendStrings(append(dst, `,"skipped":`...), c.Skipped)
+	}
+	var err error
+	dst = append(dst, `,"from":"`...)
+	if dst, err = c.From.AppendText(dst); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `","to":"`...)
+	if dst, err = c.To.AppendText(dst); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `","watched":`...)
+	dst = strconv.AppendBool(dst, c.Watched)
+	return append(dst, '}'), nil
 }
 
 // appendStringField appends key (`,"name":`) and s, or nothing when s is

@@ -238,6 +238,18 @@ func normalised(e Entry) Entry {
 		e.Argv = nil
 	}
 	e.Time = time.Time{}
+	if e.Changes != nil && e.Changes.Cover != nil {
+		c := *e.Changes
+		cover := *c.Cover
+		// Times decode as the same instant in another zone; an empty
+		// Skipped is omitted.
+		cover.From, cover.To = cover.From.UTC(), cover.To.UTC()
+		if len(cover.Skipped) == 0 {
+			cover.Skipped = nil
+		}
+		c.Cover = &cover
+		e.Changes = &c
+	}
 	return e
 }
 
@@ -327,6 +339,9 @@ func TestMarshalEdgeEntries(t *testing.T) {
 		{Kind: KindRunEnd, ExitCode: &zero, PeerUID: &minusOne},
 		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{}},
 		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{Created: []string{}, Modified: []string{}, Deleted: []string{}, Incomplete: true, Reason: "<why>", Method: "content-hash"}},
+		{Kind: KindRunChanges, Changes: &runinfo.ChangeSummary{Created: []string{"a"}, Method: "content-hash", Cover: &runinfo.ChangeCover{}}},
+		{Kind: KindRunChanges, Changes: &runinfo.ChangeSummary{Cover: &runinfo.ChangeCover{Entries: 100000, Skipped: []string{"s/ (permission denied)"},
+			From: time.Date(2026, 11, 30, 10, 15, 0, 120_000_000, time.UTC), To: time.Date(2026, 11, 30, 10, 15, 1, 0, time.UTC), Watched: true}}},
 		{Kind: KindDecision, Rule: &Rule{}},
 		{Kind: KindDecision, Grant: &Grant{}},
 		{Kind: KindDecision, Decision: DecisionGrant, Grant: &Grant{ID: "g-0123abcd", Kind: "exact", Text: "git status", By: "card", UntilQuit: true, LeftMS: 720000}},

@@ -33,6 +33,9 @@ const (
 	KindRunStart Kind = "run_start"
 	// KindRunEnd: the run reached a final state.
 	KindRunEnd Kind = "run_end"
+	// KindRunChanges: the run's change summary, made after its end (the
+	// agent hears of the end at once; see changes_pending).
+	KindRunChanges Kind = "run_changes"
 	// KindConnectionRefused: a connection was closed at accept (another
 	// user, unreadable credentials, too many connections).
 	KindConnectionRefused Kind = "connection_refused"

@@ -23,6 +23,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/host"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -66,6 +67,8 @@ type Bridge struct {
 	Audit *audit.Log
 	// Host is the assembled gate (agentbridge/host) the fields above come from.
 	Host *host.Host
+	// Changes is the change keeper (in this process).
+	Changes *changes.Keeper
 
 	// mu guards settings.
 	mu sync.Mutex
@@ -104,8 +107,16 @@ func Start(t testing.TB, opts Options) *Bridge {
 			t.Fatalf("bridgetest: %v", err)
 		}
 	}
+	// The change keeper in this process (the app's is a process of its own,
+	// answering the same way over a socket): closed after the host.
+	keeper, err := changes.NewKeeper(changes.Options{StateDir: b.Paths.StateDir})
+	if err != nil {
+		t.Fatalf("bridgetest: change keeper: %v", err)
+	}
+	t.Cleanup(func() { keeper.Close() })
+	b.Changes = keeper
 	cfg := host.Options{Paths: b.Paths, Kind: exec.HostApp, AuditHost: "app", Socket: b.Socket, Env: os.Environ(),
-		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession}
+		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession, Changes: keeper}
 	if !opts.NoApprover {
 		b.Approver = approvertest.New(opts.Steps...)
 		cfg.Approver = b.Approver

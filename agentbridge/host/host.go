@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -54,6 +56,10 @@ type Options struct {
 	NoApproverReason string
 	// MaxFinishedPerSession is passed to the broker (0: its default).
 	MaxFinishedPerSession int
+	// Changes makes the runs' change summaries; nil uses the keeper
+	// process of Paths.StateDir, shared with every other host
+	// (changes.Open; started from this executable when none runs).
+	Changes changes.Tracker
 }
 
 // Host is an assembled gate. Its parts are exported for the host's own
@@ -94,6 +100,8 @@ type Host struct {
 	served chan struct{}
 	// closeOnce makes Close idempotent.
 	closeOnce sync.Once
+	// changes closes the change tracker Open opened (nil when given one).
+	changes io.Closer
 }
 
 // shutdownSlack is how long Close waits, beyond the kill grace, for the runs
@@ -154,8 +162,15 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 		exec.UseLoginEnvCache(opts.Paths.StateDir)
 		env = exec.HostEnv(ctx, opts.Kind)
 	}
+	tracker := opts.Changes
+	if tracker == nil {
+		if tracker, h.changes, err = changes.Open(opts.Paths.StateDir, ""); err != nil {
+			return nil, fmt.Errorf("opening the change keeper: %w", err)
+		}
+		cleanup = append(cleanup, func() { h.changes.Close() })
+	}
 	if h.Executor, err = exec.New(exec.Config{StateDir: opts.Paths.StateDir, HostKind: opts.Kind, Env: env,
-		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes}); err != nil {
+		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes, Changes: tracker}); err != nil {
 		return nil, fmt.Errorf("starting the executor: %w", err)
 	}
 	if h.Audit, err = audit.Open(h.AuditPath, audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: opts.AuditHost}); err != nil {
@@ -217,6 +232,9 @@ func (h *Host) Close() {
 		cancel()
 		h.Broker.Close()
 		h.Executor.Flush()
+		if h.changes != nil {
+			h.changes.Close()
+		}
 		h.Audit.Close()
 		if h.Instance != nil {
 			if err := h.Instance.Close(h.Grants); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/host"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/unixpg"
 )
@@ -35,8 +36,12 @@ func options(t *testing.T) host.Options {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	state := filepath.Join(base, "state")
+	// The hosts share the keeper process they start; it ends before the
+	// state directory is removed.
+	t.Cleanup(func() { changes.StopKeeper(state) })
 	return host.Options{
-		Paths:     prefs.Paths{ConfigDir: filepath.Join(base, "config"), StateDir: filepath.Join(base, "state")},
+		Paths:     prefs.Paths{ConfigDir: filepath.Join(base, "config"), StateDir: state},
 		Kind:      exec.HostApp,
 		AuditHost: "app",
 		Socket:    filepath.Join(sockDir, "bridge.sock"),

@@ -167,8 +167,12 @@ type WaitResult struct {
 	StderrBytes int64 `json:"stderr_bytes"`
 	// Error explains failed_to_start, timed_out, cancelled and lost.
 	Error string `json:"error,omitempty"`
-	// Changes summarises files created/modified/deleted, once the run ended.
+	// Changes summarises files created/modified/deleted, once the run ended
+	// and the summary is made.
 	Changes any `json:"changes,omitempty"`
+	// ChangesPending is true when the run ended and its change summary is
+	// still being made: a later exec.wait returns it.
+	ChangesPending bool `json:"changes_pending,omitempty"`
 }
 
 // Output is a chunk of retained output.

@@ -15,23 +15,52 @@ import (
 	"time"
 )
 
-// ChangeSummary lists what a run changed under its working directory.
+// ChangeSummary lists what a run changed under its working directory
+// (made by package exec/changes).
 type ChangeSummary struct {
 	// Created lists the paths that appeared, relative to the run's Dir,
 	// slash-separated and sorted; directories end in "/". Each list keeps
-	// at most ChangeLimits.MaxListed paths (then Incomplete is set).
+	// at most changes.Limits.MaxListed paths (then Incomplete is set).
 	Created []string `json:"created"`
 	// Modified lists the paths whose content (or type) changed.
 	Modified []string `json:"modified"`
 	// Deleted lists the paths that disappeared.
 	Deleted []string `json:"deleted"`
-	// Incomplete is true when a bound (files, time, list length) was hit or
-	// something was unreadable, so some changes may be missing.
+	// Incomplete is true when some changes may be missing: a bound
+	// (entries, list length, wait) was hit, something was unreadable, or
+	// the change keeper could not be asked. Reason says which.
 	Incomplete bool `json:"incomplete,omitempty"`
-	// Reason says which bound hit, for a person.
+	// Reason says, for a person, why the summary is incomplete.
 	Reason string `json:"reason,omitempty"`
-	// Method is "content-hash" (Linux, macOS) or "size-mtime" (Windows).
+	// Method is "content-hash" (Linux, macOS: a file is modified when its
+	// content differs) or "size-mtime" (Windows: when size or time differ).
 	Method string `json:"method"`
+	// Cover says what the summary looked at; nil in records written before
+	// it existed.
+	Cover *ChangeCover `json:"cover,omitempty"`
+}
+
+// ChangeCover says what a ChangeSummary covered.
+type ChangeCover struct {
+	// Entries is how many entries under the run's Dir the index held when
+	// the summary was made: every one of them unless Skipped names some
+	// directories.
+	Entries int `json:"entries"`
+	// Skipped names directories under the run's Dir (relative, ending in
+	// "/", with why: "permission denied", "over the limit of N entries")
+	// whose content is not indexed; at most 20 are named.
+	Skipped []string `json:"skipped,omitempty"`
+	// From is the start of the window: changes made from this moment on are
+	// listed (the run's start, less the file system's timestamp
+	// granularity).
+	From time.Time `json:"from"`
+	// To is the end of the window: the moment every change up to the run's
+	// end was known (shortly after it ended). A change made by another
+	// process between the two is listed too.
+	To time.Time `json:"to"`
+	// Watched is true when the index was kept by filesystem events, false
+	// when a walk of the whole project found the changes.
+	Watched bool `json:"watched"`
 }
 
 // idTimeLayout is the time part of a run id: UTC to the nanosecond, fixed
