@@ -2,6 +2,7 @@ package agentbridge_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ func TestAllowedByRuleRunsAndRecordsProvenance(t *testing.T) {
 	if len(b.Approver.Asked()) != 0 {
 		t.Fatalf("a person was asked about an allow-listed command")
 	}
-	awaitAudit(t, b, res.RunID, "proposal,decision/allowed_by_rule,run_start,run_end/exited")
+	awaitAudit(t, b, res.RunID, "proposal,decision/allowed_by_rule,run_start,run_end/exited,run_changes")
 	for _, e := range b.AuditEntries(t) {
 		if e.RunID != res.RunID {
 			continue
@@ -68,6 +69,10 @@ func TestAllowedByRuleRunsAndRecordsProvenance(t *testing.T) {
 		case audit.KindRunEnd:
 			if e.ExitCode == nil || *e.ExitCode != 0 || e.StdoutBytes != 6 {
 				t.Fatalf("run_end = %+v", e)
+			}
+		case audit.KindRunChanges:
+			if e.Changes == nil || e.Changes.Cover == nil || len(e.Changes.Created)+len(e.Changes.Modified)+len(e.Changes.Deleted) != 0 {
+				t.Fatalf("run_changes = %+v", e.Changes)
 			}
 		case audit.KindProposal:
 			if joined(e.Argv) != "echo,hello" || e.Reason != "greet" {
@@ -111,7 +116,7 @@ func TestApprovedByPersonRunsExactlyWhatWasShown(t *testing.T) {
 	if cmd := run.Command(); cmd.Dir != sub || cmd.StdinSHA256 != req.Command.StdinSHA256 || cmd.Timeout != 5*time.Second || joined(cmd.Argv) != "cat" {
 		t.Fatalf("ran %+v, not what was shown", cmd)
 	}
-	awaitAudit(t, b, res.RunID, "proposal,decision/approved,run_start,run_end/exited")
+	awaitAudit(t, b, res.RunID, "proposal,decision/approved,run_start,run_end/exited,run_changes")
 }
 
 func TestApproverCannotAlterWhatRuns(t *testing.T) {
@@ -248,7 +253,7 @@ func TestCancelledWhileRunning(t *testing.T) {
 	if err != nil || w.State != "cancelled" {
 		t.Fatalf("wait = %+v, %v", w, err)
 	}
-	awaitAudit(t, b, res.RunID, "proposal,decision/allowed_by_rule,run_start,run_end/cancelled")
+	awaitAudit(t, b, res.RunID, "proposal,decision/allowed_by_rule,run_start,run_end/cancelled,run_changes")
 }
 
 func TestOtherSessionGetsNotFound(t *testing.T) {
@@ -659,5 +664,48 @@ func TestProposeWithWait(t *testing.T) {
 	after, _ := c.List(ctx)
 	if len(after.Runs) != len(before.Runs) {
 		t.Fatalf("a proposal with a bad encoding was taken: %d runs before, %d after", len(before.Runs), len(after.Runs))
+	}
+}
+
+// TestChangesFollowTheExit: exec.wait answers with the exit as soon as it
+// is known, the change summary pending or not; a later exec.wait carries
+// the summary, which names a file the run created under a gitignored
+// node_modules/.
+func TestChangesFollowTheExit(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.Options{})
+	b.Allow(t, "sh")
+	if err := os.WriteFile(filepath.Join(b.Project, ".gitignore"), []byte("node_modules/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Session(t, "")
+	ctx := ctxT(t)
+	res, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"sh", "-c", "mkdir -p node_modules/pkg && echo x > node_modules/pkg/new.js"}})
+	if err != nil {
+		t.Fatalf("propose: %v", err)
+	}
+	w, _, err := c.WaitDone(ctx, res.RunID)
+	if err != nil || w.State != "exited" {
+		t.Fatalf("wait = %+v, %v", w, err)
+	}
+	if w.Changes == nil && !w.ChangesPending {
+		t.Fatalf("an ended run's result has neither changes nor changes_pending: %+v", w)
+	}
+	deadline := time.Now().Add(eventually)
+	for w.ChangesPending {
+		if time.Now().After(deadline) {
+			t.Fatal("the change summary never came")
+		}
+		zero := int64(0)
+		if w, err = c.Wait(ctx, wire.WaitParams{RunID: res.RunID, WaitMS: &zero}); err != nil {
+			t.Fatalf("wait: %v", err)
+		}
+	}
+	got, _ := json.Marshal(w.Changes)
+	var changes struct {
+		Created []string `json:"created"`
+	}
+	json.Unmarshal(got, &changes)
+	if strings.Join(changes.Created, ",") != "node_modules/,node_modules/pkg/,node_modules/pkg/new.js" {
+		t.Fatalf("changes = %s", got)
 	}
 }

@@ -64,7 +64,7 @@ func TestHangUpEndsTheSessionsRuns(t *testing.T) {
 		t.Fatalf("running run ended as %s (cancelled by %q), %v", rec.State, rec.CancelledBy, err)
 	}
 	awaitGone(t, grandchild)
-	awaitAudit(t, b, running.RunID, "proposal,decision/allowed_by_rule,run_start,run_end/cancelled")
+	awaitAudit(t, b, running.RunID, "proposal,decision/allowed_by_rule,run_start,run_end/cancelled,run_changes")
 	awaitAudit(t, b, queued.RunID, "proposal,decision/allowed_by_rule,run_end/cancelled")
 	awaitAudit(t, b, pending.RunID, "proposal,decision/withdrawn")
 	for _, e := range b.AuditEntries(t) {

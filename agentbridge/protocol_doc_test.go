@@ -20,7 +20,8 @@ const docProjectRoot = "/home/ann/src/shop"
 var learnedKeys = map[string]bool{"session": true, "run_id": true}
 
 // ignoredKeys hold values that depend on the machine or the moment.
-var ignoredKeys = map[string]bool{"executable": true, "file": true, "proposed_at": true, "changes": true}
+// (whether the change summary is still pending depends on the moment too).
+var ignoredKeys = map[string]bool{"executable": true, "file": true, "proposed_at": true, "changes": true, "changes_pending": true}
 
 // TestProtocolDocExampleReplays parses the example session out of
 // docs/protocol.md and replays it against a real bridge, comparing every

@@ -72,13 +72,13 @@ func TestLogShowsEntries(t *testing.T) {
 	if code := dispatch([]string{"log"}, s.env(&out, &errOut)); code != 0 {
 		t.Fatalf("log: %d %s", code, errOut.String())
 	}
-	for _, want := range []string{"proposal", "allowed_by_rule", "run_start", "run_end", "[cli]"} {
+	for _, want := range []string{"proposal", "allowed_by_rule", "run_start", "run_end", "run_changes", "created=0 modified=0 deleted=0", "[cli]"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, out.String())
 		}
 	}
 	out.Reset()
-	if code := dispatch([]string{"log", "--json", "-n", "1"}, s.env(&out, &errOut)); code != 0 || strings.Count(out.String(), "\n") != 1 || !strings.Contains(out.String(), `"kind":"run_end"`) {
+	if code := dispatch([]string{"log", "--json", "-n", "1"}, s.env(&out, &errOut)); code != 0 || strings.Count(out.String(), "\n") != 1 || !strings.Contains(out.String(), `"kind":"run_changes"`) {
 		t.Errorf("log --json -n 1: %d %q", code, out.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -97,6 +98,18 @@ func TestMCPAllowedCommandOutput(t *testing.T) {
 	res, out2, text := callTool(t, cs, "command_output", map[string]any{"run_id": out.RunID, "cursor": 0})
 	if res.IsError || out2.Stdout != "hi\n" || !out2.Done {
 		t.Errorf("command_output: %s %+v", text, out2)
+	}
+	// The exit came at once; the change summary comes with a later call.
+	if out.Changes == nil && !out.ChangesPending {
+		t.Errorf("run_command result has neither changes nor changes_pending: %s", text)
+	}
+	for i := 0; out2.ChangesPending && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+		_, out2, text = callTool(t, cs, "command_output", map[string]any{"run_id": out.RunID, "cursor": 3})
+	}
+	changes, _ := out2.Changes.(map[string]any)
+	if out2.ChangesPending || changes == nil || changes["cover"] == nil || len(changes["created"].([]any)) != 0 {
+		t.Errorf("command_output after the summary: %s", text)
 	}
 }
 

@@ -208,6 +208,12 @@ func printEntry(e env, entry audit.Entry, asJSON bool) {
 	if entry.Message != "" {
 		fmt.Fprintf(&b, " %q", entry.Message)
 	}
+	if c := entry.Changes; c != nil {
+		fmt.Fprintf(&b, " created=%d modified=%d deleted=%d", len(c.Created), len(c.Modified), len(c.Deleted))
+		if c.Incomplete {
+			fmt.Fprintf(&b, " (incomplete: %s)", display.Word(c.Reason))
+		}
+	}
 	b.WriteByte('\n')
 	fmt.Fprint(e.stdout, b.String())
 }

@@ -386,6 +386,8 @@ func ChangesText(rec *exec.Record) string {
 	switch {
 	case rec.State == exec.StateRunning:
 		return "(reported when the run ends)"
+	case rec.ChangesPending:
+		return "(being summarised…)"
 	case ch == nil:
 		return "(none recorded)"
 	}
@@ -407,6 +409,13 @@ func ChangesText(rec *exec.Record) string {
 	}
 	if ch.Incomplete {
 		fmt.Fprintf(&b, "Incomplete: %s\n", ch.Reason)
+	}
+	if c := ch.Cover; c != nil {
+		fmt.Fprintf(&b, "(by %s, over %d entries)", ch.Method, c.Entries)
+		for _, skipped := range c.Skipped {
+			b.WriteString("\nNot looked at: " + display.Word(skipped))
+		}
+		return b.String()
 	}
 	fmt.Fprintf(&b, "(by %s)", ch.Method)
 	return b.String()
