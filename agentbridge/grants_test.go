@@ -38,7 +38,7 @@ func TestAllowedByGrant(t *testing.T) {
 	if _, out, err := c.WaitDone(ctx, res.RunID); err != nil || string(out) != "granted\n" {
 		t.Fatalf("wait: %q %v", out, err)
 	}
-	awaitAudit(t, b, res.RunID, "proposal,decision/allowed_by_grant,run_start,run_end/exited")
+	awaitAudit(t, b, res.RunID, "proposal,decision/allowed_by_grant,run_start,run_end/exited,run_changes")
 	for _, e := range b.AuditEntries(t) {
 		if e.RunID == res.RunID && e.Kind == audit.KindDecision {
 			if e.Grant == nil || e.Grant.ID != g.ID || e.Grant.LeftMS <= 0 || e.Grant.LeftMS > time.Hour.Milliseconds() || e.Executable != echo {
