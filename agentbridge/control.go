@@ -120,9 +120,12 @@ func (b *Broker) Close() {
 }
 
 // bindingOf is the digest an approval is bound to: argv, executable,
-// working directory, stdin hash and timeout (SPEC §1 step 5).
+// working directory, stdin hash and timeout (SPEC §1 step 5), and the
+// identities of the directory and the program as validated (the executor
+// checks them again at start).
 func bindingOf(cmd exec.Command) string {
-	raw, _ := json.Marshal([]any{cmd.Argv, cmd.Executable, cmd.Dir, cmd.StdinSHA256, cmd.Timeout.Milliseconds()})
+	raw, _ := json.Marshal([]any{cmd.Argv, cmd.Executable, cmd.Dir, cmd.StdinSHA256, cmd.Timeout.Milliseconds(),
+		cmd.RootID, cmd.DirID, cmd.ProgramID, cmd.ProgramSHA256})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }

@@ -170,6 +170,11 @@ type Run struct {
 // by the run's supervisor and by this host on Unix, so that stopping
 // either one does not stretch it (docs/lifetime.md).
 //
+// The working directory and the program are checked again (see Validate):
+// if either is no longer the one validated, the run fails to start with
+// code cwd_changed or program_changed and nothing runs. On Linux the
+// process starts in the very directory opened for this check.
+//
 // Start and cancel: the Run is visible (Get, Runs) from the moment Start
 // registers it. A Cancel of it before its process exists is carried out
 // by Start: the process is not started (state cancelled) or, if it is
@@ -209,6 +214,19 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	e.runs[id] = r
 	e.mu.Unlock()
 
+	// Checks at the moment of use: the directory and the program must be
+	// the ones Validate bound (and a person approved).
+	dirF, ref := reopenDir(cmd)
+	if ref != nil {
+		return r, r.failStart(ref.Code, ref.Message)
+	}
+	defer dirF.Close() // the supervisor holds its own copy once Start returns
+	if ref := verifyProgram(cmd); ref != nil {
+		return r, r.failStart(ref.Code, ref.Message)
+	}
+	if testHookVerified != nil {
+		testHookVerified()
+	}
 	pipes, err := openRunPipes(cmd.Stdin)
 	if err != nil {
 		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not create the run's pipes: %v", err))
@@ -229,6 +247,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 		Path: cmd.Executable, Args: cmd.Argv, Dir: cmd.Dir, Env: e.cfg.Env,
 		Stdin: pipes.childStdin, Stdout: pipes.childStdout, Stderr: pipes.childStderr,
 		Grace: e.cfg.Grace, Timeout: cmd.Timeout,
+		DirFD: dirF, ProgramID: &cmd.ProgramID,
 	})
 	pipes.closeChildEnds()
 	if testHookStarted != nil && err == nil {
@@ -238,6 +257,9 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 		pipes.closeParentEnds()
 		if mark != nil {
 			go mark.Finish() // nothing ran; this releases what the mark holds
+		}
+		if errors.Is(err, procspec.ErrChanged) {
+			return r, r.failStart(CodeProgramChanged, fmt.Sprintf("%v; nothing ran. Look at what changed it before you approve it again", err))
 		}
 		if errors.Is(err, procspec.ErrContainment) {
 			return r, r.failStart(CodeContainmentFailed, fmt.Sprintf("agentgate could not contain %s, so it did not start: %v", cmd.Executable, err))
@@ -299,6 +321,10 @@ func (r *Run) endUnstarted(state State, code, msg string) error {
 // CancelAll) and before its process is started, the second once the
 // process started and before the Run holds it.
 var testHookStarting, testHookStarted func(*Run)
+
+// testHookVerified, when set by a test, runs in Start right after the
+// directory and program checks passed.
+var testHookVerified func()
 
 // overlappedCancelAll reports whether a CancelAll began since the stop
 // generation was gen, or is in progress.
@@ -398,7 +424,6 @@ func (r *Run) setPersistError(err error) {
 		r.rec.Error = "the run record could not be written: " + err.Error()
 	}
 }
-
 
 // ID returns the run's id.
 func (r *Run) ID() string { return r.rec.ID }

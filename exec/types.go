@@ -14,6 +14,7 @@ package exec
 import (
 	"time"
 
+	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
@@ -112,6 +113,21 @@ type Command struct {
 	StdinSHA256 string
 	// Timeout is the run's bound, between 1 ms and MaxTimeout.
 	Timeout time.Duration
+	// RootID and DirID identify ProjectRoot and Dir as validated (device
+	// and inode): Executor.Start runs in exactly that directory or refuses
+	// with cwd_changed.
+	RootID, DirID procspec.FileID
+	// ExecutableResolved is Executable with every symlink resolved: the
+	// file that runs, which a person should see when it differs.
+	ExecutableResolved string
+	// ProgramID identifies that file as validated (device, inode, size,
+	// modification and change time): Executor.Start refuses with
+	// program_changed when the file at Executable is no longer it.
+	ProgramID procspec.FileID
+	// ProgramSHA256 is the hex SHA-256 of the program's content when it
+	// lies inside the project (at most 64 MiB), checked again at start;
+	// "" otherwise.
+	ProgramSHA256 string
 }
 
 // Refusal is the error Validate returns: a stable machine-readable Code and a

@@ -43,6 +43,15 @@ const (
 	// CodeBatchArgumentUnsafe: Windows only; a .bat/.cmd target was given an
 	// argument carrying cmd.exe metacharacters.
 	CodeBatchArgumentUnsafe = "batch_argument_unsafe"
+	// CodeCwdChanged: the working directory (or the project root) is no
+	// longer the one that was checked: replaced, removed, or reached
+	// through a symlink now. Refused at validation when it changes while
+	// being checked, and by Executor.Start, even after approval.
+	CodeCwdChanged = "cwd_changed"
+	// CodeProgramChanged: the executable is no longer the file that was
+	// checked (device, inode, size, times; content for a program inside the
+	// project). Refused by Executor.Start, even after approval.
+	CodeProgramChanged = "program_changed"
 	// CodeFailedToStart: Executor.Start could not launch the process.
 	CodeFailedToStart = "failed_to_start"
 	// CodeContainmentFailed: Executor.Start could not set up the platform's
@@ -166,7 +175,21 @@ func isShellName(s string) bool {
 //     (executable_not_found). Command.Executable is the absolute path found,
 //     symlinks not resolved (what the person recognises);
 //   - Windows only: for a .bat or .cmd target, no argument may carry cmd.exe
-//     metacharacters (batch_argument_unsafe).
+//     metacharacters (batch_argument_unsafe);
+//   - the directory is bound by identity: the root is opened and, beneath
+//     it, the resolved directory, without following any symlink (Linux:
+//     openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS; elsewhere one component
+//     at a time with O_NOFOLLOW); Command.RootID and DirID record device
+//     and inode. A component that turns into a symlink or vanishes during
+//     the check is refused (cwd_changed);
+//   - the program is bound by identity: the executable, symlinks resolved
+//     (Command.ExecutableResolved), is opened; Command.ProgramID records
+//     device, inode, size, modification and change time, and, for a file
+//     inside the project of at most 64 MiB, ProgramSHA256 its content.
+//
+// Executor.Start checks both bindings again and refuses (cwd_changed,
+// program_changed) when either changed, even after approval; the run then
+// starts in the very directory it opened (see procspec.Spec.DirFD).
 func Validate(p Proposal, pathEnv string) (Command, error) {
 	if len(p.Argv) == 0 {
 		return Command{}, refusef(CodeEmptyArgv, "the command is empty: argv needs at least the program name; send the program and its arguments as a list")
@@ -215,19 +238,32 @@ func Validate(p Proposal, pathEnv string) (Command, error) {
 	if err != nil {
 		return Command{}, err
 	}
+	dirIDs, err := bindDir(root, rel)
+	if err != nil {
+		return Command{}, err
+	}
+	prog, err := bindProgram(exe, root)
+	if err != nil {
+		return Command{}, err
+	}
 	if err := checkPlatformArgs(exe, p.Argv); err != nil {
 		return Command{}, refusef(CodeBatchArgumentUnsafe, "%v", err)
 	}
 	sum := sha256.Sum256(p.Stdin)
 	return Command{
-		Argv:        append([]string(nil), p.Argv...),
-		Executable:  exe,
-		Dir:         dir,
-		DirRel:      rel,
-		ProjectRoot: root,
-		Stdin:       append([]byte(nil), p.Stdin...),
-		StdinSHA256: hex.EncodeToString(sum[:]),
-		Timeout:     timeout,
+		Argv:               append([]string(nil), p.Argv...),
+		Executable:         exe,
+		Dir:                dir,
+		DirRel:             rel,
+		ProjectRoot:        root,
+		RootID:             dirIDs.rootID,
+		DirID:              dirIDs.dirID,
+		ExecutableResolved: prog.resolved,
+		ProgramID:          prog.id,
+		ProgramSHA256:      prog.sha256,
+		Stdin:              append([]byte(nil), p.Stdin...),
+		StdinSHA256:        hex.EncodeToString(sum[:]),
+		Timeout:            timeout,
 	}, nil
 }
 

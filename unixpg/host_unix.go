@@ -71,6 +71,9 @@ var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.D
 //   - the target could not be executed: an error wrapping an *os.PathError
 //     with the errno, so errors.Is(err, fs.ErrNotExist) or
 //     errors.Is(err, fs.ErrPermission) work;
+//   - the program is no longer the file spec.ProgramID identifies, checked
+//     by the supervisor right before the fork: an error wrapping
+//     procspec.ErrChanged that says what changed;
 //   - no supervisor could be started or set up (re-exec of the host binary,
 //     prctl; a host that never called MaybeSupervise), or it broke the
 //     protocol: an error wrapping ErrContainment,
@@ -96,20 +99,22 @@ func Start(spec procspec.Spec) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %v", spec.Path, err)
 	}
-	std := [runFDs]*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
-	for i, f := range std {
+	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
+	for i, f := range files {
 		if f == nil {
-			if std[i], err = devNull(); err != nil {
+			if files[i], err = devNull(); err != nil {
 				return nil, fmt.Errorf("start %q: opening %s: %v", spec.Path, os.DevNull, err)
 			}
 		}
 	}
+	_, extra := extraFiles(spec)
+	files = append(files, extra...)
 	for {
 		sc, reused, err := supervisors.get()
 		if err != nil {
 			return nil, containmentErr(spec.Path, "setting up a supervisor", err)
 		}
-		if err := sc.sendRun(line, std); err != nil {
+		if err := sc.sendRun(line, files); err != nil {
 			sc.retire()
 			if reused {
 				// The idle supervisor was gone before the run reached
@@ -153,6 +158,9 @@ func startReply(spec procspec.Spec, sc *supervisorConn) (p *Process, unread bool
 	case ok && msg.Verb == statusExecFail:
 		supervisors.put(sc)
 		return nil, false, fmt.Errorf("start %q: %w", path, &os.PathError{Op: "exec", Path: path, Err: syscall.Errno(msg.Num)})
+	case ok && msg.Verb == statusChanged:
+		supervisors.put(sc)
+		return nil, false, fmt.Errorf("start %q: %s: %w", path, msg.Text, procspec.ErrChanged)
 	}
 	sc.retire()
 	switch {

@@ -184,11 +184,16 @@ func (sc *supervisorConn) read() {
 	}
 }
 
+// readerStopBound is how long after the supervisor's death waitExit lets
+// the kernel's end of file (or ECONNRESET) stop the reader before it closes
+// the control socket itself.
+const readerStopBound = time.Second
+
 // waitExit reaps the supervisor (os.Process.Wait: a pidfd where the kernel
-// has them), records how it ended, and closes the host's end of the control
-// socket: normally the kernel's end of file has already stopped the reader,
-// but if another process holds a copy of the supervisor's end (taken by a
-// tracer), the supervisor's death must still stop it.
+// has them) and records how it ended. Normally the kernel's end of file
+// (or ECONNRESET) then stops the reader; if another process holds a copy
+// of the supervisor's end of the socket (taken by a tracer), nothing
+// would, so after readerStopBound waitExit closes the host's end itself.
 func (sc *supervisorConn) waitExit() {
 	state, err := sc.proc.Wait()
 	if err != nil {
@@ -197,7 +202,11 @@ func (sc *supervisorConn) waitExit() {
 		sc.exitHow = state.String()
 	}
 	close(sc.exited)
-	_ = sc.ctrl.Close()
+	time.AfterFunc(readerStopBound, func() {
+		if !sc.broken.Load() {
+			_ = sc.ctrl.Close()
+		}
+	})
 }
 
 // retire ends the supervisor: it closes the control socket, which is the
@@ -226,19 +235,20 @@ func (sc *supervisorConn) healthy() bool {
 	return !sc.broken.Load() && len(sc.msgs) == 0
 }
 
-// sendRun sends a run line with the run's standard files attached as
-// SCM_RIGHTS. Fd puts each file in blocking mode, as os/exec does for the
-// files it passes, because the target shares the open file description.
-func (sc *supervisorConn) sendRun(line []byte, files [runFDs]*os.File) error {
-	var fds [runFDs]int
+// sendRun sends a run line with the run's files attached as SCM_RIGHTS:
+// stdin, stdout, stderr and its extra descriptors. Fd puts each file in
+// blocking mode, as os/exec does for the files it passes, because the
+// target shares the open file description.
+func (sc *supervisorConn) sendRun(line []byte, files []*os.File) error {
+	fds := make([]int, len(files))
 	for i, f := range files {
 		fd := f.Fd()
 		if fd == ^uintptr(0) {
-			return fmt.Errorf("standard file %d (%s) is closed", i, f.Name())
+			return fmt.Errorf("file %d (%s) of the run is closed", i, f.Name())
 		}
 		fds[i] = int(fd)
 	}
-	rights := unix.UnixRights(fds[:]...)
+	rights := unix.UnixRights(fds...)
 	rc, err := sc.ctrl.SyscallConn()
 	if err != nil {
 		return err

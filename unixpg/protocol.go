@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,9 +19,9 @@ import (
 // lines. A supervisor serves any number of runs, one at a time.
 //
 // Host → supervisor (control): "run JSON" (a wireSpec) starts a run; it is
-// sent only to an idle supervisor and carries exactly three descriptors
-// (the target's stdin, stdout and stderr) as SCM_RIGHTS ancillary data on
-// its first byte. During a run, "term" asks for SIGTERM → grace → SIGKILL
+// sent only to an idle supervisor and carries the target's stdin, stdout
+// and stderr, then the descriptors wireSpec.Extra names, as SCM_RIGHTS
+// ancillary data on its first byte. During a run, "term" asks for SIGTERM → grace → SIGKILL
 // → sweep and "kill" for SIGKILL → sweep; an idle supervisor ignores both
 // (they were meant for a run that already ended). "ping" asks for a "pong"
 // at any time: the host's proof that the supervisor still serves. End of
@@ -30,7 +32,9 @@ import (
 //
 // Supervisor → host (status): for each run, exactly one of "started PID",
 // "refused QUOTED" (containment could not be set up; the supervisor then
-// exits) or "execfail ERRNO QUOTED" (the target could not be executed; the
+// exits), "execfail ERRNO QUOTED" (the target could not be executed; the
+// supervisor is idle again) or "changed QUOTED" (the program is no longer
+// the file the host checked, wireSpec.ProgramID; nothing started, the
 // supervisor is idle again) comes first; after "started" exactly one
 // "end JSON" (an endReport) follows once nothing of the tree is left: how
 // the leader ended, whether the run's deadline ended the tree, and whether
@@ -46,15 +50,23 @@ const (
 	ctrlPing = "ping"
 )
 
-// runFDs is the number of descriptors a run line carries: stdin, stdout and
-// stderr, in that order.
+// runFDs is the number of descriptors every run line carries: stdin,
+// stdout and stderr, in that order; wireSpec.Extra's follow.
 const runFDs = 3
+
+// extraDir names, in wireSpec.Extra, the run's working directory handle
+// (Spec.DirFD).
+const extraDir = "dir"
+
+// knownExtras are the names wireSpec.Extra may hold.
+var knownExtras = []string{extraDir}
 
 // Status line verbs.
 const (
 	statusStarted  = "started"
 	statusRefused  = "refused"
 	statusExecFail = "execfail"
+	statusChanged  = "changed"
 	statusEnd      = "end"
 	statusPong     = "pong"
 )
@@ -76,14 +88,30 @@ type wireSpec struct {
 	// tree (as on "term") once it has passed since the target started;
 	// zero means no deadline.
 	TimeoutNS int64 `json:"timeout_ns,omitempty"`
+	// Extra names the descriptors that follow stdin, stdout and stderr,
+	// in order (knownExtras, each at most once).
+	Extra []string `json:"extra,omitempty"`
+	// ProgramID is Spec.ProgramID: the supervisor checks the file at Path
+	// against it right before it executes it.
+	ProgramID *procspec.FileID `json:"program_id,omitempty"`
+}
+
+// extraFiles returns the names and the files of spec's extra descriptors,
+// in the order a run line carries them.
+func extraFiles(spec procspec.Spec) (names []string, files []*os.File) {
+	if spec.DirFD != nil {
+		names, files = append(names, extraDir), append(files, spec.DirFD)
+	}
+	return names, files
 }
 
 // encodeRunLine returns the run control line for spec ("run JSON\n"), with
 // the grace defaulted as Spec.Grace documents.
 func encodeRunLine(spec procspec.Spec) ([]byte, error) {
 	grace := effectiveGrace(spec.Grace)
+	extra, _ := extraFiles(spec)
 	b, err := json.Marshal(wireSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
-		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0))})
+		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0)), Extra: extra, ProgramID: spec.ProgramID})
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +157,11 @@ func decodeWireSpec(line []byte) (wireSpec, error) {
 		return ws, fmt.Errorf("incomplete run description from the host (path %q, %d args, grace %v)",
 			ws.Path, len(ws.Args), time.Duration(ws.GraceNS))
 	}
+	for i, name := range ws.Extra {
+		if !slices.Contains(knownExtras, name) || slices.Contains(ws.Extra[:i], name) {
+			return ws, fmt.Errorf("run description from the host names an unknown or repeated descriptor %q", name)
+		}
+	}
 	return ws, nil
 }
 
@@ -167,7 +200,7 @@ type endReport struct {
 // written with strconv.Quote so that it can hold any byte, newlines included.
 func formatStatus(msg statusMsg) string {
 	switch msg.Verb {
-	case statusRefused:
+	case statusRefused, statusChanged:
 		return msg.Verb + " " + strconv.Quote(msg.Text) + "\n"
 	case statusExecFail:
 		return msg.Verb + " " + strconv.Itoa(msg.Num) + " " + strconv.Quote(msg.Text) + "\n"
@@ -196,7 +229,7 @@ func parseStatus(line string) (statusMsg, error) {
 			return bad()
 		}
 		return statusMsg{Verb: verb, Num: n}, nil
-	case statusRefused:
+	case statusRefused, statusChanged:
 		text, err := strconv.Unquote(rest)
 		if err != nil {
 			return bad()
@@ -268,8 +301,8 @@ func (c *controlSplitter) add(data []byte, fds []int) {
 
 // next returns the next complete control message; ok is false when no
 // complete line is buffered yet. A protocol error is returned for a line
-// parseControl rejects, a run line that does not find exactly runFDs
-// descriptors waiting, and a line longer than maxControlLine. After an
+// parseControl rejects, a run line that does not find exactly runFDs plus
+// its Extra descriptors waiting, and a line longer than maxControlLine. After an
 // error the caller should close takeFDs() and stop.
 func (c *controlSplitter) next() (msg controlMsg, ok bool, err error) {
 	i := bytes.IndexByte(c.buf, '\n')
@@ -287,8 +320,8 @@ func (c *controlSplitter) next() (msg controlMsg, ok bool, err error) {
 	}
 	msg = controlMsg{Verb: verb, Spec: ws}
 	if verb == ctrlRun {
-		if len(c.fds) != runFDs {
-			return msg, false, fmt.Errorf("run line from the host came with %d descriptors, want %d", len(c.fds), runFDs)
+		if want := runFDs + len(ws.Extra); len(c.fds) != want {
+			return msg, false, fmt.Errorf("run line from the host came with %d descriptors, want %d", len(c.fds), want)
 		}
 		msg.FDs = c.takeFDs()
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // superviseArg is the hidden first argument that, together with
@@ -254,26 +256,48 @@ func receiveControl(fd int, setupErr error, busy *atomic.Bool, events chan<- con
 	}
 }
 
-// startTarget starts a run's target with the received files as its 0, 1
-// and 2, in its own process group, and closes the received files. It
+// startTarget starts a run's target with the received stdin, stdout and
+// stderr as its 0, 1 and 2, in its own process group, and closes every
+// received file. The working directory is the received handle, when there
+// is one (Linux: entered through /proc/self/fd, so the very directory the
+// host checked), else Spec.Dir. Right before the fork it checks the
+// program against the identity the host bound (wireSpec.ProgramID) and
+// reports "changed" instead of starting anything when it differs. It
 // returns the target's pid and (Linux, where the kernel has them) a pidfd
 // of it, else -1. If the target cannot be executed it reports "execfail"
 // and returns false.
 func startTarget(req controlMsg) (pid, pidfd int, ok bool) {
 	pidfd = -1
-	fds := make([]uintptr, len(req.FDs))
-	for i, fd := range req.FDs {
-		fds[i] = uintptr(fd)
-	}
-	pid, err := syscall.ForkExec(req.Spec.Path, req.Spec.Args, &syscall.ProcAttr{
-		Dir:   req.Spec.Dir,
-		Env:   req.Spec.Env,
-		Files: fds,
-		Sys:   targetSysProcAttr(&pidfd),
-	})
 	// Only the target holds the run's files from here on, so the host's
 	// readers see end of file exactly when the tree is gone.
-	closeFDs(req.FDs)
+	defer closeFDs(req.FDs)
+	std := make([]uintptr, runFDs)
+	for i := range std {
+		std[i] = uintptr(req.FDs[i])
+	}
+	dir := req.Spec.Dir
+	for i, name := range req.Spec.Extra {
+		if name == extraDir {
+			dir = dirThroughFD(req.FDs[runFDs+i], dir)
+		}
+	}
+	if want := req.Spec.ProgramID; want != nil {
+		got, err := procspec.StatFileID(req.Spec.Path)
+		if err != nil || got != *want {
+			why := "it is gone: " + fmt.Sprint(err)
+			if err == nil {
+				why = want.Describe(got)
+			}
+			report(statusMsg{Verb: statusChanged, Text: fmt.Sprintf("the program %s changed since it was checked (%s)", req.Spec.Path, why)})
+			return 0, -1, false
+		}
+	}
+	pid, err := syscall.ForkExec(req.Spec.Path, req.Spec.Args, &syscall.ProcAttr{
+		Dir:   dir,
+		Env:   req.Spec.Env,
+		Files: std,
+		Sys:   targetSysProcAttr(&pidfd),
+	})
 	if err != nil {
 		var errno syscall.Errno
 		if !errors.As(err, &errno) {

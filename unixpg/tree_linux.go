@@ -178,3 +178,10 @@ func Alive(pid int) bool {
 // close-on-exec atomically, so that no fork in the supervisor can pass one
 // on by accident.
 const recvmsgFlags = unix.MSG_CMSG_CLOEXEC
+
+// dirThroughFD returns the path through which a forked target enters the
+// directory open as fd: /proc/self/fd/FD, which the kernel resolves to that
+// very directory, whatever the path dir names by then. (The target is
+// forked before its descriptors are rearranged, and fd stays open until
+// exec, close-on-exec or not.)
+func dirThroughFD(fd int, dir string) string { return "/proc/self/fd/" + strconv.Itoa(fd) }

@@ -8,10 +8,16 @@ package procspec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"time"
 )
+
+// ErrChanged is wrapped by the error of a Start that found the program
+// (Spec.ProgramID) or the working directory no longer the one that was
+// checked: nothing ran. The person should look at what changed them.
+var ErrChanged = errors.New("changed since it was checked")
 
 // ErrContainment is wrapped by every error that means the containment a
 // run needs could not be set up or was lost. Such an error is not the
@@ -51,6 +57,17 @@ type Spec struct {
 	// zero or negative means DefaultGrace. Windows has no SIGTERM and does
 	// not use it: a job is terminated at once.
 	Grace time.Duration
+	// DirFD, when set, is an open handle of Dir (on Linux an O_PATH
+	// descriptor is enough). Linux: the target starts in exactly this
+	// directory, whatever the path Dir names by then (the supervisor
+	// enters it through the descriptor). Other systems change into Dir by
+	// name: the caller checks the handle's identity before Start.
+	DirFD *os.File
+	// ProgramID, when set, is the identity the file at Path (symlinks
+	// followed, as exec follows them) must still have right before it is
+	// executed; if it has not, Start fails with an error wrapping
+	// ErrChanged and nothing runs (Unix; Windows checks nothing here).
+	ProgramID *FileID
 	// Timeout is the run's deadline, counted from the target's start: once
 	// it has passed the tree is ended as by Terminate, and ExitStatus says
 	// TimedOut. Zero or negative means none. Unix enforces it twice: in the
@@ -82,4 +99,44 @@ func (s ExitStatus) String() string {
 		return "exit status " + strconv.Itoa(s.Code)
 	}
 	return "signal: " + s.Signal
+}
+
+// FileID identifies a file's content as it was checked: the same device and
+// inode (Windows: volume serial and file index) and the same size,
+// modification time and change time. The change time cannot be set by a
+// user, so a file rewritten in place and given its old modification time
+// back still differs. The zero FileID identifies nothing.
+type FileID struct {
+	// Dev is the device (Windows: the volume serial number).
+	Dev uint64 `json:"dev"`
+	// Ino is the inode number (Windows: the file index).
+	Ino uint64 `json:"ino"`
+	// Size is the size in bytes.
+	Size int64 `json:"size"`
+	// MtimeNS is the modification time in nanoseconds since the epoch.
+	MtimeNS int64 `json:"mtime_ns"`
+	// CtimeNS is the status change time in nanoseconds (Unix; 0 on
+	// Windows, which has no such time in the data read here).
+	CtimeNS int64 `json:"ctime_ns"`
+}
+
+// SameFile reports whether a and b name the same file (device and inode),
+// whatever its content did since.
+func (a FileID) SameFile(b FileID) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
+
+// Describe returns what differs between a, as checked, and b, as found,
+// for a person ("a different file (device 2049, inode 7 → inode 9)", "its
+// size (10 → 12 bytes)"); "" when they are equal.
+func (a FileID) Describe(b FileID) string {
+	switch {
+	case !a.SameFile(b):
+		return fmt.Sprintf("a different file now (device %d inode %d, checked: device %d inode %d)", b.Dev, b.Ino, a.Dev, a.Ino)
+	case a.Size != b.Size:
+		return fmt.Sprintf("its size changed (%d → %d bytes)", a.Size, b.Size)
+	case a.MtimeNS != b.MtimeNS:
+		return "its modification time changed"
+	case a.CtimeNS != b.CtimeNS:
+		return "it was changed (its status change time moved)"
+	}
+	return ""
 }
