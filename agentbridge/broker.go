@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,6 +91,9 @@ type Broker struct {
 	nextSub int
 	// closed is set by Close.
 	closed bool
+	// notTaking is the refusal every new session, proposal and question
+	// gets after StopTaking (nil before).
+	notTaking *wire.Error
 	// wg tracks the broker's goroutines.
 	wg sync.WaitGroup
 }
@@ -114,6 +118,32 @@ func NewBroker(cfg Config) (*Broker, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Broker{cfg: cfg, ctx: ctx, stop: stop, approver: cfg.Approver,
 		tickets: make(map[string]*ticket), subs: make(map[int]chan struct{})}, nil
+}
+
+// StopTaking makes the broker refuse, from now on, every new session,
+// proposal and question with code shutting_down and message (which should
+// say where to go instead: nothing ran, and a new connection reaches the
+// agentgate that took over). Proposals queued for a run slot are cancelled
+// (why says why; they never start). Runs already started go on to their
+// end, and their sessions can still wait on, read and cancel them. An
+// agentgate serving without windows calls it when it hands over to the
+// desktop app; it holds no pending questions (it asks nobody).
+func (b *Broker) StopTaking(message, why string) {
+	b.mu.Lock()
+	b.notTaking = wire.Refuse(wire.RefuseShuttingDown, message)
+	queued := slices.Clone(b.queue)
+	b.mu.Unlock()
+	for _, t := range queued {
+		b.cancelTicket(t, wire.StateWithdrawn, nil, audit.DecisionWithdrawn, why)
+	}
+}
+
+// refusingNew returns StopTaking's refusal, or nil while the broker takes
+// new proposals.
+func (b *Broker) refusingNew() *wire.Error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.notTaking
 }
 
 // SetApprover attaches the approver that asks the person (nil detaches it:
@@ -167,6 +197,9 @@ func (b *Broker) OpenSession(hello wire.HelloParams, peer wire.Peer) (*Session, 
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; start it again and reconnect")
+	}
+	if b.notTaking != nil {
+		return nil, b.notTaking
 	}
 	return &Session{ID: "s-" + randomHex(8), Provider: hello.Provider, Client: hello.Client, ProjectRoot: root, Peer: peer, b: b}, nil
 }
@@ -298,6 +331,11 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	// before anything runs or anyone is asked; see below for its fsync.
 	auditFailed := func(err error) *wire.Error {
 		return wire.Refuse(wire.RefuseAuditFailed, "agentgate cannot write its audit log, so it runs nothing: "+err.Error()+"; the person must fix the log's disk or permissions")
+	}
+
+	if werr := b.refusingNew(); werr != nil {
+		b.record(s, proposal, refusalEntry(id, werr))
+		return wire.ProposeResult{}, werr
 	}
 
 	// 1. The session is hello'd (the server enforces it); 2. validate.
@@ -440,6 +478,9 @@ func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings)
 	defer b.mu.Unlock()
 	if b.closed {
 		return wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; nothing new is asked or run")
+	}
+	if b.notTaking != nil {
+		return b.notTaking
 	}
 	if s.closed {
 		return wire.Refuse(wire.RefuseWithdrawn, "the session is closed")

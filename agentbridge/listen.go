@@ -19,6 +19,23 @@ import (
 // caller should exit with status 0: there is one bridge per user.
 var ErrAlreadyRunning = errors.New("agentgate is already running; its window was brought forward")
 
+// ErrRunningWithoutWindows is returned by Listen when the agentgate that
+// serves the socket has no window (it serves without a display: app.show
+// answered {"shown": false}). errors.Is(err, ErrAlreadyRunning) holds too.
+// A desktop app that can open windows asks it to hand over
+// (client.HandOver) and listens again.
+var ErrRunningWithoutWindows error = runningWithoutWindows{}
+
+// runningWithoutWindows is ErrRunningWithoutWindows's type.
+type runningWithoutWindows struct{}
+
+func (runningWithoutWindows) Error() string {
+	return "agentgate is already running without windows (it found no display)"
+}
+
+// Is makes ErrRunningWithoutWindows match ErrAlreadyRunning.
+func (runningWithoutWindows) Is(target error) bool { return target == ErrAlreadyRunning }
+
 // Listener is the bridge's listening socket. It holds the single-instance
 // lock (<socket>.lock, github.com/gofrs/flock) for as long as it is open.
 type Listener struct {
@@ -61,11 +78,12 @@ const showTimeout = 3 * time.Second
 //     repaired.
 //  2. The single-instance lock <path>.lock is taken without waiting. If
 //     another process holds it, an agentgate is running: Listen sends it
-//     app.show and returns ErrAlreadyRunning.
+//     app.show and returns ErrAlreadyRunning, or ErrRunningWithoutWindows
+//     when it has no window to show.
 //  3. Holding the lock, a socket file left at path is either live (another
-//     process answers — it is sent app.show and ErrAlreadyRunning returned)
-//     or stale from a crashed app (connection refused): it is removed. A
-//     directory at path is refused.
+//     process answers — it is sent app.show and ErrAlreadyRunning or
+//     ErrRunningWithoutWindows returned) or stale from a crashed app
+//     (connection refused): it is removed. A directory at path is refused.
 //  4. It listens.
 func Listen(path string) (*Listener, error) {
 	if path == "" {
@@ -84,7 +102,9 @@ func Listen(path string) (*Listener, error) {
 		return nil, fmt.Errorf("take the single-instance lock %s: %w", lock.Path(), err)
 	}
 	if !locked {
-		showRunning(path, showTimeout)
+		if answered, shown := showRunning(path, showTimeout); answered && !shown {
+			return nil, ErrRunningWithoutWindows
+		}
 		return nil, ErrAlreadyRunning
 	}
 	if fi, err := os.Lstat(path); err == nil {
@@ -92,8 +112,11 @@ func Listen(path string) (*Listener, error) {
 			lock.Unlock()
 			return nil, fmt.Errorf("the socket path %s is a directory; remove it and start agentgate again", path)
 		}
-		if showRunning(path, 0) {
+		if answered, shown := showRunning(path, 0); answered {
 			lock.Unlock()
+			if !shown {
+				return nil, ErrRunningWithoutWindows
+			}
 			return nil, ErrAlreadyRunning
 		}
 		if err := os.Remove(path); err != nil {
@@ -110,19 +133,24 @@ func Listen(path string) (*Listener, error) {
 }
 
 // showRunning asks the bridge at path to show its main window; it reports
-// whether a bridge answered. It retries for up to patience, for a lock
-// holder that is still starting up (0: one try, for a stale-socket probe).
-func showRunning(path string, patience time.Duration) bool {
+// whether a bridge answered and whether it showed a window. A bridge that
+// answers app.show with an error (an older one) counts as showing. It
+// retries for up to patience, for a lock holder that is still starting up
+// (0: one try, for a stale-socket probe).
+func showRunning(path string, patience time.Duration) (answered, shown bool) {
 	deadline := time.Now().Add(patience)
 	for {
 		c, err := client.Dial(path)
 		if err == nil {
-			err = c.Show()
+			shown, err = c.Show()
 			c.Close()
-			return err == nil || client.IsRemote(err)
+			if client.IsRemote(err) {
+				return true, true
+			}
+			return err == nil, shown
 		}
 		if time.Now().After(deadline) {
-			return false
+			return false, false
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

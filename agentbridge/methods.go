@@ -9,7 +9,7 @@ import (
 
 // method is one protocol method's handler and how it is scheduled.
 type method struct {
-	// needsSession is false only for hello and app.show.
+	// needsSession is false only for hello, app.show and app.hand_over.
 	needsSession bool
 	// inline methods run on the connection's reading goroutine, in order.
 	inline bool
@@ -19,14 +19,15 @@ type method struct {
 
 // methods is the protocol's method table (docs/protocol.md).
 var methods = map[string]method{
-	wire.MethodHello:   {needsSession: false, inline: true, handle: handleHello},
-	wire.MethodShow:    {needsSession: false, inline: true, handle: handleShow},
-	wire.MethodPropose: {needsSession: true, handle: handlePropose},
-	wire.MethodWait:    {needsSession: true, handle: handleWait},
-	wire.MethodOutput:  {needsSession: true, handle: handleOutput},
-	wire.MethodCancel:  {needsSession: true, handle: handleCancel},
-	wire.MethodList:    {needsSession: true, handle: handleList},
-	wire.MethodHookAsk: {needsSession: true, handle: handleHookAsk},
+	wire.MethodHello:    {needsSession: false, inline: true, handle: handleHello},
+	wire.MethodShow:     {needsSession: false, inline: true, handle: handleShow},
+	wire.MethodHandOver: {needsSession: false, inline: true, handle: handleHandOver},
+	wire.MethodPropose:  {needsSession: true, handle: handlePropose},
+	wire.MethodWait:     {needsSession: true, handle: handleWait},
+	wire.MethodOutput:   {needsSession: true, handle: handleOutput},
+	wire.MethodCancel:   {needsSession: true, handle: handleCancel},
+	wire.MethodList:     {needsSession: true, handle: handleList},
+	wire.MethodHookAsk:  {needsSession: true, handle: handleHookAsk},
 }
 
 // handleHello opens the connection's session.
@@ -48,12 +49,6 @@ func handleHello(_ context.Context, c *conn, s *Session, params json.RawMessage)
 	return wire.HelloResult{Session: session.ID, ProjectRoot: session.ProjectRoot, Server: ServerName}, nil
 }
 
-// showResult is app.show's result.
-type showResult struct {
-	// Shown is false when this bridge has no window to show.
-	Shown bool `json:"shown"`
-}
-
 // handleShow brings the main window forward.
 func handleShow(_ context.Context, c *conn, _ *Session, params json.RawMessage) (any, *wire.Error) {
 	var p wire.Empty
@@ -61,10 +56,24 @@ func handleShow(_ context.Context, c *conn, _ *Session, params json.RawMessage) 
 		return nil, werr
 	}
 	if c.srv.opts.OnShow == nil {
-		return showResult{Shown: false}, nil
+		return wire.ShowResult{Shown: false}, nil
 	}
 	c.srv.opts.OnShow()
-	return showResult{Shown: true}, nil
+	return wire.ShowResult{Shown: true}, nil
+}
+
+// handleHandOver starts handing the socket over to the desktop app asking,
+// when this bridge serves without windows.
+func handleHandOver(_ context.Context, c *conn, _ *Session, params json.RawMessage) (any, *wire.Error) {
+	var p wire.Empty
+	if werr := wire.DecodeParams(params, &p); werr != nil {
+		return nil, werr
+	}
+	if c.srv.opts.OnHandOver == nil {
+		return wire.HandOverResult{HandingOver: false}, nil
+	}
+	c.srv.opts.OnHandOver()
+	return wire.HandOverResult{HandingOver: true}, nil
 }
 
 // handlePropose handles exec.propose; with wait_ms it goes on waiting as

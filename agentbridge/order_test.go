@@ -137,4 +137,3 @@ func TestQueuedCancelRecordedBeforeAgentHears(t *testing.T) {
 		t.Fatalf("audit when exec.cancel answered = %s", got)
 	}
 }
-

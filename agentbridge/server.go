@@ -34,6 +34,12 @@ type ServerOptions struct {
 	// called on the connection's reading goroutine and must not block
 	// (the desktop app hands it to fyne.Do).
 	OnShow func()
+	// OnHandOver is called when the desktop app asks this bridge to hand the
+	// socket over (app.hand_over); nil when it has windows of its own and
+	// keeps serving (app.hand_over then answers {"handing_over": false}).
+	// Like OnShow it is called on the connection's reading goroutine and
+	// must not block.
+	OnHandOver func()
 	// Logf receives diagnostics (refused connections, write failures); nil
 	// means standard error.
 	Logf func(format string, args ...any)
@@ -55,6 +61,8 @@ type Server struct {
 	listeners []net.Listener
 	// closed is set by Close.
 	closed bool
+	// notAccepting is set by StopAccepting (and Close): Serve returns.
+	notAccepting bool
 	// wg tracks connection goroutines.
 	wg sync.WaitGroup
 }
@@ -78,7 +86,7 @@ var ErrServerClosed = errors.New("agentgate bridge: server closed")
 // too_many_connections).
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.notAccepting {
 		s.mu.Unlock()
 		return ErrServerClosed
 	}
@@ -88,9 +96,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		nc, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
-			closed := s.closed
+			stopped := s.closed || s.notAccepting
 			s.mu.Unlock()
-			if closed {
+			if stopped {
 				return ErrServerClosed
 			}
 			var ne net.Error
@@ -146,6 +154,27 @@ func (s *Server) accept(nc net.Conn) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 	}()
+}
+
+// Connections returns how many agent connections are open.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// StopAccepting closes the listeners while the open connections go on
+// being served: for a *Listener the socket file is removed and the
+// single-instance lock released, so another agentgate can listen at once.
+// Serve then returns ErrServerClosed.
+func (s *Server) StopAccepting() {
+	s.mu.Lock()
+	s.notAccepting = true
+	listeners := s.listeners
+	s.mu.Unlock()
+	for _, ln := range listeners {
+		ln.Close()
+	}
 }
 
 // Close stops accepting, closes every connection (their sessions end:

@@ -260,12 +260,31 @@ func (c *Client) List(ctx context.Context) (wire.ListResult, error) {
 	return r, c.Call(ctx, wire.MethodList, wire.Empty{}, &r)
 }
 
-// Show asks the app to bring its main window forward (no hello needed).
-func (c *Client) Show() error {
+// Show asks the app to bring its main window forward (no hello needed). It
+// reports false when the bridge has no window to show (an agentgate serving
+// without a display).
+func (c *Client) Show() (shown bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
-	return c.Call(ctx, wire.MethodShow, wire.Empty{}, nil)
+	var r wire.ShowResult
+	err = c.Call(ctx, wire.MethodShow, wire.Empty{}, &r)
+	return r.Shown, err
 }
+
+// HandOver asks an agentgate serving without windows to hand the socket
+// over (no hello needed): it reports true when that bridge stops accepting
+// and releases the socket, false when it keeps serving (it has windows).
+func (c *Client) HandOver() (handingOver bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	var r wire.HandOverResult
+	err = c.Call(ctx, wire.MethodHandOver, wire.Empty{}, &r)
+	return r.HandingOver, err
+}
+
+// Closed reports whether the connection has ended (the bridge closed it,
+// or Close was called): a call would fail with ErrClosed before sending.
+func (c *Client) Closed() bool { return isClosed(c.done) }
 
 // HookAsk asks the person about a command the agent's own shell will run;
 // it blocks until they answer or the question expires.

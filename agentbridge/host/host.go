@@ -40,6 +40,11 @@ type Options struct {
 	// lived: at Open it marks runs of dead hosts lost, prunes old run
 	// records and follows the allow-list files.
 	Socket string
+	// TakeOver makes Open ask an agentgate that serves the socket without
+	// windows to hand over (app.hand_over), and wait for the socket, instead
+	// of failing with agentbridge.ErrRunningWithoutWindows. The desktop app
+	// sets it when it can open windows.
+	TakeOver bool
 	// Env is every run's environment; nil means exec.HostEnv(ctx, Kind):
 	// the person's login environment (kept in the state directory for an
 	// hour, exec.UseLoginEnvCache) with this process's variables that steer
@@ -112,7 +117,8 @@ const shutdownSlack = 10 * time.Second
 // Open assembles the gate. With a Socket it listens first, so a second
 // start learns at once that an agentgate already serves (the error then
 // wraps agentbridge.ErrAlreadyRunning and the running one was asked to show
-// its window) before anything else is opened. The allow-lists must be
+// its window; see TakeOver for one serving without windows) before
+// anything else is opened. The allow-lists must be
 // readable and the audit log writable (a gate that cannot record runs
 // nothing); a settings file that does not load leaves the defaults in force
 // and is reported in SettingsErr. Nothing is served until Serve.
@@ -127,7 +133,11 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 		}
 	}()
 	if opts.Socket != "" {
-		if h.Listener, err = agentbridge.Listen(opts.Socket); err != nil {
+		h.Listener, err = agentbridge.Listen(opts.Socket)
+		if errors.Is(err, agentbridge.ErrRunningWithoutWindows) && opts.TakeOver {
+			h.Listener, err = takeOver(opts.Socket)
+		}
+		if err != nil {
 			return nil, err
 		}
 		cleanup = append(cleanup, func() { h.Listener.Close() })

@@ -11,7 +11,10 @@ const (
 	MethodCancel  = "exec.cancel"  // withdraw a pending proposal or end a run
 	MethodList    = "exec.list"    // this session's runs
 	MethodShow    = "app.show"     // bring the desktop app's main window forward
-	MethodHookAsk = "hook.ask"     // ask the person about a command the agent's own shell will run
+	// MethodHandOver asks an agentgate serving without windows to hand the
+	// socket over to the desktop app that sends it.
+	MethodHandOver = "app.hand_over"
+	MethodHookAsk  = "hook.ask" // ask the person about a command the agent's own shell will run
 )
 
 // Stable refusal codes carried in ErrorData.Code. Validation codes come from
@@ -271,3 +274,18 @@ type HookAskResult struct {
 // Empty is the result of methods that return nothing ({}), and the params
 // of methods that take none.
 type Empty struct{}
+
+// ShowResult is app.show's result.
+type ShowResult struct {
+	// Shown is false when this bridge has no window to show (an agentgate
+	// serving without a display).
+	Shown bool `json:"shown"`
+}
+
+// HandOverResult is app.hand_over's result.
+type HandOverResult struct {
+	// HandingOver is true when the bridge stops accepting at once and
+	// releases the socket (it serves without windows); false when it keeps
+	// serving (it has windows of its own).
+	HandingOver bool `json:"handing_over"`
+}
