@@ -37,8 +37,14 @@ const AppID = "dev.agentgate.agentgate"
 // Main starts the desktop app and returns the process exit code when it
 // quits: 0 after Quit, and 0 when another agentgate already runs (it was
 // asked to show its window); 1 when the app cannot start (the reason is
-// printed on standard error).
+// printed on standard error). When no window can be opened (no display, or
+// the GL driver fails) it serves the bridge without windows instead
+// (runHeadless); an agentgate serving without windows is asked to hand over
+// to this one when this one can open windows.
 func Main() int {
+	if why := noDisplayReason(); why != "" {
+		return runHeadless(why)
+	}
 	if err := run(); err != nil {
 		if errors.Is(err, agentbridge.ErrAlreadyRunning) {
 			fmt.Fprintln(os.Stderr, "agentgate is already running; its window was brought forward.")
@@ -60,11 +66,20 @@ func run() error {
 		return err
 	}
 	paths := prefs.DefaultPaths()
-	h, err := host.Open(ctx, host.Options{Paths: paths, Kind: exec.HostApp, AuditHost: "app", Socket: sock})
+	h, err := host.Open(ctx, host.Options{Paths: paths, Kind: exec.HostApp, AuditHost: "app", Socket: sock, TakeOver: true})
 	if err != nil {
 		return err
 	}
 	defer h.Close()
+	if h.TookOver {
+		fmt.Fprintln(os.Stderr, "agentgate: took over from the agentgate that served without windows; its running commands finish there and show in Processes")
+	}
+	// After Open: the runs' environment is taken, and must not carry the
+	// address that switches D-Bus off.
+	bus := sessionBusPresent()
+	if !bus {
+		fmt.Fprintln(os.Stderr, "agentgate: no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is none at $XDG_RUNTIME_DIR/bus): the tray icon and notifications are off, and none is started")
+	}
 
 	a := app.NewWithID(AppID)
 	exe, _ := os.Executable()
@@ -72,7 +87,8 @@ func run() error {
 		app: a, queue: &model.Queue{}, rules: h.Store, gate: h.Broker, paths: paths, executor: h.Executor,
 		past:      model.CachedPast(h.AuditPath),
 		autostart: model.Autostart{ConfigHome: xdg.ConfigHome, Executable: exe},
-		tray:      trayHostPresent(),
+		tray:      bus && trayHostPresent(),
+		notify:    bus,
 	}
 	d.build()
 	h.Broker.SetApprover(d.queue)
@@ -83,7 +99,7 @@ func run() error {
 	go func() {
 		for _, w := range agents.CheckWired(ctx, paths.StateDir) {
 			fmt.Fprintln(os.Stderr, "agentgate:", w)
-			fyne.Do(func() { a.SendNotification(fyne.NewNotification("agentgate: check your agent", w)) })
+			fyne.Do(func() { d.sendNotification("agentgate: check your agent", w) })
 		}
 	}()
 	if h.SettingsErr != nil {
@@ -113,6 +129,8 @@ type desk struct {
 	autostart model.Autostart
 	// tray is true when a system tray shows the tray icon.
 	tray bool
+	// notify is true when desktop notifications can be sent (a session bus).
+	notify bool
 
 	// main is the Processes window, the app's main window.
 	main fyne.Window
@@ -154,12 +172,12 @@ func (d *desk) build() {
 	d.queue.OnArrive = func(req *agentbridge.ApprovalRequest) {
 		fyne.Do(func() {
 			if card.Hidden() {
-				d.app.SendNotification(fyne.NewNotification("agentgate: a command waits for your answer", model.NotificationText(req)))
+				d.sendNotification("agentgate: a command waits for your answer", model.NotificationText(req))
 			}
 		})
 	}
 	d.queue.OnExpire = func(req *agentbridge.ApprovalRequest) {
-		d.app.SendNotification(fyne.NewNotification("agentgate: a proposal expired unanswered", model.NotificationText(req)))
+		d.sendNotification("agentgate: a proposal expired unanswered", model.NotificationText(req))
 	}
 	d.updateTray()
 	go func() {
@@ -198,10 +216,19 @@ func (d *desk) queueChanged() {
 	d.updateTray()
 }
 
-// updateTray sets the tray icon and menu (pending proposals first).
+// sendNotification shows a desktop notification, where there is a session
+// bus to send it on.
+func (d *desk) sendNotification(title, text string) {
+	if d.notify {
+		d.app.SendNotification(fyne.NewNotification(title, text))
+	}
+}
+
+// updateTray sets the tray icon and menu (pending proposals first), where a
+// system tray shows them.
 func (d *desk) updateTray() {
 	da, ok := d.app.(desktop.App)
-	if !ok {
+	if !ok || !d.tray {
 		return
 	}
 	pending := d.queue.Pending()

@@ -45,11 +45,12 @@ func takeOver(socket string) (*agentbridge.Listener, error) {
 }
 
 // HeadlessRefusal is the no_approver refusal of an agentgate serving without
-// windows, where why says which display is missing ("neither DISPLAY nor
-// WAYLAND_DISPLAY is set"): nothing ran, and how a person can approve.
+// windows, where why names the display that is missing or unusable
+// ("neither DISPLAY nor WAYLAND_DISPLAY is set"): nothing ran, and how a
+// person can approve.
 func HeadlessRefusal(why string) string {
-	return "no allow-list rule allows this command, and agentgate is running without a display (" + why + "), " +
-		"so no approval card can be shown and nobody can approve it here; nothing ran. " +
+	return "no allow-list rule allows this command, and agentgate is running without a display to show an approval card on (" + why + "), " +
+		"so nobody can approve it here; nothing ran. " +
 		"To approve commands, the person starts agentgate in their desktop session (it takes over from this one), " +
 		"or runs the command with `agentgate run -- COMMAND` at a terminal; an allow-list rule (`agentgate allow add`) lets it run unattended"
 }
@@ -91,7 +92,7 @@ func RunHeadless(ctx context.Context, opts Options, why string, logf func(format
 		default:
 		}
 	}})
-	logf("agentgate: no display (%s): serving agents at %s without windows. Commands an allow-list rule or grant allows run; "+
+	logf("agentgate: no display to open windows on (%s): serving agents at %s without windows. Commands an allow-list rule or grant allows run; "+
 		"every other proposal is refused at once, naming the missing display. To approve commands, start agentgate in the desktop session "+
 		"(it takes over from this one), or use `agentgate run` at a terminal. The tray and notifications are off.", why, opts.Socket)
 	select {

@@ -87,7 +87,7 @@ func TestHeadlessRunsAllowedAndRefusesTheRestAtOnce(t *testing.T) {
 	opts := options(t)
 	allow(t, opts, "echo")
 	hl := startHeadless(t, opts)
-	if !strings.Contains(hl.logged(), "without windows (") && !strings.Contains(hl.logged(), "no display (test: no DISPLAY)") {
+	if !strings.Contains(hl.logged(), "no display to open windows on (test: no DISPLAY)") || !strings.Contains(hl.logged(), "without windows") {
 		t.Fatalf("the log does not say it serves without windows: %q", hl.logged())
 	}
 	c := session(t, opts.Socket)
@@ -100,7 +100,7 @@ func TestHeadlessRunsAllowedAndRefusesTheRestAtOnce(t *testing.T) {
 		t.Fatalf("echo: %+v %q %v", w, out, err)
 	}
 	_, err = c.Propose(ctx, wire.ProposeParams{Argv: []string{"true"}})
-	if client.Code(err) != wire.RefuseNoApprover || !strings.Contains(err.Error(), "without a display (test: no DISPLAY)") ||
+	if client.Code(err) != wire.RefuseNoApprover || !strings.Contains(err.Error(), "without a display to show an approval card on (test: no DISPLAY)") ||
 		!strings.Contains(err.Error(), "desktop session") || !strings.Contains(err.Error(), "agentgate run") {
 		t.Fatalf("unallowed proposal: %v, want no_approver naming the display and the ways to approve", err)
 	}

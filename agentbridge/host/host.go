@@ -93,6 +93,9 @@ type Host struct {
 	Audit *audit.Log
 	// Broker takes proposals along SPEC §1's path.
 	Broker *agentbridge.Broker
+	// TookOver is true when Open took the socket over from an agentgate
+	// serving without windows (Options.TakeOver).
+	TookOver bool
 	// Listener is the bridge socket, nil without Options.Socket.
 	Listener *agentbridge.Listener
 	// Server serves the socket once Serve was called (nil before, and
@@ -136,6 +139,7 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 		h.Listener, err = agentbridge.Listen(opts.Socket)
 		if errors.Is(err, agentbridge.ErrRunningWithoutWindows) && opts.TakeOver {
 			h.Listener, err = takeOver(opts.Socket)
+			h.TookOver = err == nil
 		}
 		if err != nil {
 			return nil, err
