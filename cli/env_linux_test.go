@@ -80,7 +80,7 @@ func TestMCPStartsTheAppWithoutSteeringVariables(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nenv > "+marker+".tmp\nmv "+marker+".tmp "+marker+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := startAppDetached(script); err != nil {
+	if err := startAppDetached(script, dir); err != nil {
 		t.Fatal(err)
 	}
 	var data []byte

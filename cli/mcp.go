@@ -196,6 +196,16 @@ func (m *mcpServer) runCommand(ctx context.Context, req *mcp.CallToolRequest, in
 		p.WaitMS, p.MaxBytes = nil, 0
 		res, err = c.Propose(ctx, p)
 	}
+	if client.Code(err) == wire.RefuseShuttingDown {
+		// The bridge is going away or handed over (an agentgate without
+		// windows, to the desktop app): nothing ran; propose again on a new
+		// connection, once.
+		m.reset()
+		if c, err = m.conn(ctx, req.Session); err != nil {
+			return commandOut{}, err
+		}
+		res, err = c.Propose(ctx, p)
+	}
 	if err != nil {
 		return commandOut{}, m.toolError(err)
 	}
@@ -370,6 +380,16 @@ func (m *mcpServer) commandResult(ctx context.Context, c *client.Client, id stri
 	return out
 }
 
+// reset drops the bridge connection; the next call connects again.
+func (m *mcpServer) reset() {
+	m.mu.Lock()
+	if m.bridge != nil {
+		m.bridge.Close()
+		m.bridge = nil
+	}
+	m.mu.Unlock()
+}
+
 // toolError turns a bridge error into the error a model reads. A refusal
 // says its code, the reason and that it must not be retried or worked
 // around; a broken connection is reset for the next call.
@@ -378,12 +398,7 @@ func (m *mcpServer) toolError(err error) error {
 	if errors.As(err, &remote) {
 		return fmt.Errorf("refused (%s): %s. %s", remote.Code, remote.Message, mcpRefusalAdvice)
 	}
-	m.mu.Lock()
-	if m.bridge != nil {
-		m.bridge.Close()
-		m.bridge = nil
-	}
-	m.mu.Unlock()
+	m.reset()
 	return fmt.Errorf("the connection to the agentgate app failed (%v); the command's fate is unknown: call list_commands to see it before proposing anything again", err)
 }
 
@@ -392,8 +407,12 @@ func (m *mcpServer) toolError(err error) error {
 func (m *mcpServer) conn(ctx context.Context, session *mcp.ServerSession) (*client.Client, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.bridge != nil {
+	if m.bridge != nil && !m.bridge.Closed() {
 		return m.bridge, nil
+	}
+	if m.bridge != nil { // the bridge hung up (an app that quit or handed over): connect again
+		m.bridge.Close()
+		m.bridge = nil
 	}
 	provider, clientName := m.provider, "agentgate mcp"
 	var params *mcp.InitializeParams
@@ -502,7 +521,7 @@ func (stdoutNoClose) Close() error { return nil }
 func runMCP(args []string, e env) int {
 	flags := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	flags.SetOutput(e.stderr)
-	m := &mcpServer{e: e, startApp: func() error { return startAppDetached(e.executable) }}
+	m := &mcpServer{e: e, startApp: func() error { return startAppDetached(e.executable, e.paths.StateDir) }}
 	flags.StringVar(&m.provider, "provider", "", "provider name for provider-scope rules (default: from the MCP client's name)")
 	flags.StringVar(&m.project, "project", "", "project directory (default: the client's first root, else the working directory)")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 0 {

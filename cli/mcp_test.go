@@ -147,3 +147,59 @@ func TestProviderFromClientName(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPFollowsTheBridgeToItsSuccessor: the bridge `agentgate mcp` talks to
+// hands over (an agentgate without windows to the desktop app) or hangs up;
+// the next run_command reaches whoever serves the socket now, without an
+// error for the model: nothing ran on the old bridge.
+func TestMCPFollowsTheBridgeToItsSuccessor(t *testing.T) {
+	first := bridgetest.Start(t, bridgetest.Options{})
+	first.Allow(t, "echo")
+	m := &mcpServer{e: env{socket: first.Socket, cwd: first.Project}}
+	cs := connectMCP(t, m, "Claude Code")
+	if res, _, text := callTool(t, cs, "run_command", map[string]any{"argv": []string{"echo", "one"}}); res.IsError {
+		t.Fatalf("run_command on the first bridge: %s", text)
+	}
+
+	// A hand-over: the first bridge keeps the connection but takes nothing new.
+	first.Broker.StopTaking("handed over (test)", "handed over (test)")
+	first.Server.StopAccepting()
+	second := bridgetest.Start(t, bridgetest.Options{Socket: first.Socket})
+	second.Allow(t, "echo")
+	res, out, text := callTool(t, cs, "run_command", map[string]any{"argv": []string{"echo", "two"}})
+	if res.IsError || out.Stdout != "two\n" {
+		t.Fatalf("run_command after the hand-over: error %v, %s %+v", res.IsError, text, out)
+	}
+	if !strings.Contains(auditArgv(t, second), "two") {
+		t.Fatalf("the second bridge did not run it")
+	}
+
+	// A hang-up: the second bridge closes its connections and goes.
+	second.Server.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		m.mu.Lock()
+		gone := m.bridge == nil || m.bridge.Closed()
+		m.mu.Unlock()
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client never noticed the bridge hung up")
+		}
+	}
+	third := bridgetest.Start(t, bridgetest.Options{Socket: first.Socket})
+	third.Allow(t, "echo")
+	res, out, text = callTool(t, cs, "run_command", map[string]any{"argv": []string{"echo", "three"}})
+	if res.IsError || out.Stdout != "three\n" {
+		t.Fatalf("run_command after the bridge hung up: error %v, %s %+v", res.IsError, text, out)
+	}
+}
+
+// auditArgv returns every argv word the bridge's audit log holds, joined.
+func auditArgv(t *testing.T, b *bridgetest.Bridge) string {
+	var words []string
+	for _, e := range b.AuditEntries(t) {
+		words = append(words, e.Argv...)
+	}
+	return strings.Join(words, " ")
+}

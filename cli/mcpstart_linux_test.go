@@ -55,7 +55,7 @@ func TestStartAppDetached(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := startAppDetached(script); err != nil {
+	if err := startAppDetached(script, dir); err != nil {
 		t.Fatal(err)
 	}
 	var data []byte

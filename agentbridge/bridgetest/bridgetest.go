@@ -37,6 +37,9 @@ type Options struct {
 	Settings func(*prefs.Settings)
 	// OnShow is the app.show handler (nil: none).
 	OnShow func()
+	// Socket, when set, is the socket path (e.g. another bridge's, to take
+	// its place); "" means a fresh one in a private directory.
+	Socket string
 	// MaxFinishedPerSession is passed to the broker (0: its default).
 	MaxFinishedPerSession int
 }
@@ -82,13 +85,18 @@ func Start(t testing.TB, opts Options) *Bridge {
 	base := t.TempDir()
 	// A short socket directory: sun_path holds 108 bytes (104 on macOS) and
 	// test temp dirs carry the test's name.
-	sockDir, err := os.MkdirTemp("", "agb")
-	if err != nil {
-		t.Fatalf("bridgetest: %v", err)
+	socket := opts.Socket
+	if socket == "" {
+		sockDir, err := os.MkdirTemp("", "agb")
+		if err != nil {
+			t.Fatalf("bridgetest: %v", err)
+		}
+		t.Cleanup(func() { os.RemoveAll(sockDir) })
+		socket = filepath.Join(sockDir, "bridge.sock")
 	}
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	var err error
 	b := &Bridge{
-		Socket:   filepath.Join(sockDir, "bridge.sock"),
+		Socket:   socket,
 		Paths:    prefs.Paths{ConfigDir: filepath.Join(base, "config", "agentgate"), StateDir: filepath.Join(base, "state", "agentgate")},
 		settings: prefs.DefaultSettings(),
 	}
