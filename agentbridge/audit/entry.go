@@ -62,7 +62,8 @@ type Entry struct {
 	RunID string `json:"run_id,omitempty"`
 	// Session is the bridge session id ("" for `agentgate run` and hooks).
 	Session string `json:"session,omitempty"`
-	// Host is the process that wrote it: "app", "cli" or "hook".
+	// Host is the process that wrote it: "app", "headless" (the app serving
+	// without windows), "cli" or "hook".
 	Host string `json:"host,omitempty"`
 	// Provider is the proposer's provider name.
 	Provider string `json:"provider,omitempty"`

@@ -30,7 +30,7 @@ type Options struct {
 	MaxBytes int64
 	// Keep is how many rotated files to keep; 0 means DefaultKeep.
 	Keep int
-	// Host is written into every entry that has none ("app", "cli", "hook").
+	// Host is written into every entry that has none ("app", "headless", "cli", "hook").
 	Host string
 }
 
