@@ -56,13 +56,14 @@ check_installed() {
 }
 
 # check_hook BIN checks the lean hook executable: installed, and answering an
-# unreadable payload with Claude Code's "ask" (never allow), exit 0.
+# unreadable payload with a PreToolUse deny, exit 0 (with no agent version
+# recorded by setup, Claude Code gets deny, not "ask": docs/integrations.md).
 check_hook() {
   local out status=0
   if [ ! -x "$1" ]; then fail "no executable agentgate-hook at $1"; return; fi
   out=$(echo 'not json' | timeout 20 "$1" claude-code 2>/dev/null) || status=$?
-  if [ "$status" -eq 0 ] && [[ $out == *'"permissionDecision":"ask"'* ]]; then pass "agentgate-hook answers: ask"
-  else fail "agentgate-hook exited $status and printed \"$out\"; expected a PreToolUse ask"; fi
+  if [ "$status" -eq 0 ] && [[ $out == *'"permissionDecision":"deny"'* ]]; then pass "agentgate-hook answers: deny"
+  else fail "agentgate-hook exited $status and printed \"$out\"; expected a PreToolUse deny"; fi
 }
 
 # check_version BIN checks that BIN answers --version with FyneApp.toml's
