@@ -268,7 +268,7 @@ func CardHeight(header, body, footer, pad float32) float32 {
 // tick updates the countdown.
 func (v *cardView) tick() {
 	if v.req != nil {
-		v.expiry.SetText(model.FormatDuration(v.req.Expires.Sub(v.now())))
+		v.expiry.SetText(display.Duration(v.req.Expires.Sub(v.now())))
 	}
 }
 
@@ -342,7 +342,7 @@ func (v *cardView) fillAllowPanel() {
 	req := v.req
 	first := v.choices[0]
 	program := "Program: " + display.Word(req.Command.Argv[0]) + " (any arguments)"
-	exact := "Exact command: " + ellipsize(display.Command(req.Command.Argv), allowOptionMaxRunes)
+	exact := "Exact command: " + model.Ellipsize(display.Command(req.Command.Argv), allowOptionMaxRunes)
 	if first.Kind == model.AllowExact {
 		v.what.Options = []string{exact, program}
 	} else {
@@ -406,7 +406,7 @@ func (v *cardView) updatePreview() {
 	} else {
 		v.useExact.Show()
 	}
-	v.confirm.SetText(ellipsize("Allow "+c.Label(v.req)+" and approve", confirmMaxRunes))
+	v.confirm.SetText(model.Ellipsize("Allow "+c.Label(v.req)+" and approve", confirmMaxRunes))
 	if v.allowPanel.Visible() {
 		// The warning may have appeared: keep the confirm button in view.
 		v.bodyScroll.ScrollToBottom()
@@ -420,15 +420,6 @@ const allowOptionMaxRunes = 32
 // confirmMaxRunes bounds the "Allow … and approve" button's text, which
 // cannot wrap either, so the card keeps its width.
 const confirmMaxRunes = 52
-
-// ellipsize returns s cut to max runes, the last one "…", when longer.
-func ellipsize(s string, max int) string {
-	r := []rune(s)
-	if len(r) <= max {
-		return s
-	}
-	return string(r[:max-1]) + "…"
-}
 
 // toggleAllowPanel opens or closes the "Always allow" panel; opening it
 // changes the card, so the buttons re-arm.

@@ -223,7 +223,7 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 		Position:  fmt.Sprintf("%d of %d", pos, total),
 		From:      fromText(req),
 		Reason:    EscapeText(req.Reason),
-		ExpiresIn: FormatDuration(req.Expires.Sub(now)),
+		ExpiresIn: display.Duration(req.Expires.Sub(now)),
 	}
 	if req.ThroughAgentShell {
 		c.Command = EscapeText(req.CommandLine)
@@ -249,7 +249,7 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 			break
 		}
 	}
-	c.Timeout = FormatDuration(cmd.Timeout)
+	c.Timeout = display.Duration(cmd.Timeout)
 	c.Stdin = "none"
 	if n := len(cmd.Stdin); n > 0 {
 		c.Stdin = FormatBytes(int64(n))
@@ -323,26 +323,6 @@ func EscapeText(s string) string {
 		s = s[size:]
 	}
 	return b.String()
-}
-
-// FormatDuration renders d for a person: "45 s", "2 min", "9 min 12 s",
-// "1 h 5 min"; a negative or zero duration is "0 s".
-func FormatDuration(d time.Duration) string {
-	if d <= 0 {
-		return "0 s"
-	}
-	s := int64((d + time.Second - 1) / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%d s", s)
-	case s < 3600 && s%60 == 0:
-		return fmt.Sprintf("%d min", s/60)
-	case s < 3600:
-		return fmt.Sprintf("%d min %d s", s/60, s%60)
-	case s%3600/60 == 0:
-		return fmt.Sprintf("%d h", s/3600)
-	}
-	return fmt.Sprintf("%d h %d min", s/3600, s%3600/60)
 }
 
 // FormatBytes renders n bytes: "512 B", "1.5 KiB", "3.0 MiB".

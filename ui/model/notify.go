@@ -32,11 +32,18 @@ const trayLabelRunes = 60
 // its NotificationText, cut to trayLabelRunes characters with "…" when
 // longer.
 func TrayLabel(req *agentbridge.ApprovalRequest) string {
-	label := NotificationText(req)
-	if r := []rune(label); len(r) > trayLabelRunes {
-		label = string(r[:trayLabelRunes-1]) + "…"
+	return "Answer: " + Ellipsize(NotificationText(req), trayLabelRunes)
+}
+
+// Ellipsize returns s cut to limit characters (runes), the last one "…",
+// when it is longer; a limit below 1 counts as 1.
+func Ellipsize(s string, limit int) string {
+	limit = max(limit, 1)
+	r := []rune(s)
+	if len(r) <= limit {
+		return s
 	}
-	return "Answer: " + label
+	return string(r[:limit-1]) + "…"
 }
 
 // CachedPast returns a function reading the audit log's recent commands for

@@ -32,6 +32,19 @@ func TestNotificationAndTrayText(t *testing.T) {
 	assert.True(t, strings.HasSuffix(label, "…"))
 }
 
+func TestEllipsize(t *testing.T) {
+	for _, tc := range []struct {
+		s     string
+		limit int
+		want  string
+	}{
+		{"short", 10, "short"}, {"exactly", 7, "exactly"}, {"longer text", 6, "longe…"},
+		{"ééééé", 3, "éé…"}, {"abc", 0, "…"}, {"", 0, ""},
+	} {
+		assert.Equal(t, tc.want, model.Ellipsize(tc.s, tc.limit), "%q to %d", tc.s, tc.limit)
+	}
+}
+
 func TestCachedPastReadsTheAuditLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	log, err := audit.Open(path, audit.Options{Host: "app"})

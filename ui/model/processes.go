@@ -285,7 +285,7 @@ func CellText(rec *exec.Record, col int, now time.Time) string {
 		case rec.StartedAt.IsZero():
 			return ""
 		case rec.State == exec.StateRunning:
-			return FormatDuration(now.Sub(rec.StartedAt))
+			return display.Duration(now.Sub(rec.StartedAt))
 		case !rec.EndedAt.IsZero():
 			d := rec.EndedAt.Sub(rec.StartedAt)
 			switch {
@@ -294,7 +294,7 @@ func CellText(rec *exec.Record, col int, now time.Time) string {
 			case d < 10*time.Second:
 				return fmt.Sprintf("%.1f s", d.Seconds())
 			}
-			return FormatDuration(d)
+			return display.Duration(d)
 		}
 		return ""
 	case "Exit":
