@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/prefs"
 )
 
 // Approver asks a person. The desktop card, the terminal prompt of
@@ -59,6 +60,16 @@ type ApprovalRequest struct {
 	AgentTool string
 	// Reason is the agent's explanation — the agent's words, not verified.
 	Reason string
+	// Findings are the argument guard's findings for the command (for a
+	// hook request, for its literal words, when it has any): the
+	// arguments, wrappers or repository settings that make it write
+	// outside its obvious output, run another program or work elsewhere,
+	// each with why. Shown to the person; when MatchedRule is set they
+	// are why that rule did not allow the command. nil when none.
+	Findings []prefs.Finding
+	// MatchedRule is the allow-list rule that matched the command but did
+	// not allow it because of Findings; nil when no rule matched.
+	MatchedRule *prefs.Rule
 	// Proposed is when the proposal arrived.
 	Proposed time.Time
 	// Expires is when it expires unanswered.
@@ -69,6 +80,12 @@ type ApprovalRequest struct {
 func (r *ApprovalRequest) clone() *ApprovalRequest {
 	c := *r
 	c.Command = cloneCommand(r.Command)
+	c.Findings = slices.Clone(r.Findings)
+	if r.MatchedRule != nil {
+		rule := *r.MatchedRule
+		rule.Tokens = slices.Clone(rule.Tokens)
+		c.MatchedRule = &rule
+	}
 	return &c
 }
 

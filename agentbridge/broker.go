@@ -386,23 +386,30 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 // decideAhead looks for what a person decided ahead of time for t's
 // command: an allow-list rule (then t.rule is set), else a temporary grant
 // bound to this project, this provider and the executable the command
-// resolved to. It returns the decision entry to audit, bound to the
-// command, and false when neither allows it. A grants file that cannot be
-// read allows nothing (the error is logged and a person is asked).
+// resolved to — each only when the argument guard finds nothing beyond
+// the rule's or grant's tokens (prefs.Decide, prefs.Guard). It returns the
+// decision entry to audit, bound to the command, and false when neither
+// allows it; then the guard's findings and the rule that matched are in
+// t.req for the person. A grants file that cannot be read allows nothing
+// (the error is logged and a person is asked).
 func (b *Broker) decideAhead(s *Session, t *ticket) (audit.Entry, bool) {
 	cmd := t.req.Command
 	if b.cfg.Rules != nil {
-		if d := b.cfg.Rules.Decide(cmd.Argv, s.Provider, s.ProjectRoot); d.Allowed && d.Rule != nil {
+		d := b.cfg.Rules.Decide(prefs.Query{Argv: cmd.Argv, Provider: s.Provider, ProjectRoot: s.ProjectRoot, Dir: cmd.Dir})
+		if d.Allowed && d.Rule != nil {
 			t.rule = ruleRef(d.Rule)
 			return bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, t), true
 		}
+		t.req.Findings, t.req.MatchedRule = d.Findings, d.Rule
+	} else {
+		t.req.Findings = prefs.Guard(cmd.Argv, 0, cmd.Dir)
 	}
 	if b.cfg.Grants != nil {
 		m, ok, err := b.cfg.Grants.Match(prefs.GrantQuery{Argv: cmd.Argv, Executable: cmd.Executable, Provider: s.Provider, Project: s.ProjectRoot})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "agentgate: %v\n", err)
 		}
-		if ok {
+		if ok && len(prefs.Guard(cmd.Argv, len(m.Grant.Tokens), cmd.Dir)) == 0 {
 			return bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionGrant, Grant: audit.GrantOf(m)}, t), true
 		}
 	}
@@ -486,6 +493,10 @@ func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings)
 		return wire.Refuse(wire.RefuseWithdrawn, "the session is closed")
 	}
 	if b.approver == nil {
+		if t.req.MatchedRule != nil {
+			d := prefs.Decision{Rule: t.req.MatchedRule, Findings: t.req.Findings}
+			return wire.Refuse(wire.RefuseNoApprover, d.Explain(nil)+"; a person must approve it, and nobody can be asked right now. Nothing ran")
+		}
 		return wire.Refuse(wire.RefuseNoApprover, b.cfg.NoApproverReason)
 	}
 	if s.pending >= settings.MaxPendingPerSession {

@@ -3,6 +3,7 @@ package agentbridge
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
@@ -10,6 +11,8 @@ import (
 	"github.com/agentgate/agentgate/exec"
 
 	"github.com/agentgate/agentgate/exec/runinfo"
+	"github.com/agentgate/agentgate/exec/shellword"
+	"github.com/agentgate/agentgate/prefs"
 )
 
 // Bounds of the long polls.
@@ -269,6 +272,16 @@ func (s *Session) HookAsk(ctx context.Context, p wire.HookAskParams) (wire.HookA
 	req := &ApprovalRequest{ID: id, Session: s.ID, Provider: s.Provider, Client: s.Client, PeerPID: s.Peer.PID, PeerExe: s.Peer.Exe,
 		ProjectRoot: s.ProjectRoot, ThroughAgentShell: true, CommandLine: p.CommandLine, Cwd: p.Cwd, AgentTool: p.AgentTool,
 		Reason: p.Reason, Proposed: time.Now()}
+	// What the argument guard finds in the line's literal words is shown
+	// with the question, as for a proposal.
+	if argv, err := shellword.AgentCommand(p.CommandLine); err == nil && b.cfg.Rules != nil {
+		dir := p.Cwd
+		if !filepath.IsAbs(dir) {
+			dir = ""
+		}
+		d := b.cfg.Rules.Decide(prefs.Query{Argv: argv, Provider: s.Provider, ProjectRoot: s.ProjectRoot, Dir: dir})
+		req.Findings, req.MatchedRule = d.Findings, d.Rule
+	}
 	t := &ticket{id: id, session: s, req: req, hook: true, changed: make(chan struct{})}
 	b.mu.Lock()
 	changed := t.changed

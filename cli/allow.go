@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -225,13 +226,16 @@ func scopeLabel(scope prefs.Scope, provider string) string {
 	return string(scope)
 }
 
-// allowCheck is `agentgate allow check -- ARGV`: the rule that allows argv,
-// else the temporary grant (for the program argv[0] resolves to on this
-// terminal's PATH), else the line that would allow it.
+// allowCheck is `agentgate allow check -- ARGV` (argv run in the
+// project's root): the rule that allows argv, else the temporary grant
+// (for the program argv[0] resolves to on this terminal's PATH), each only
+// when the argument guard finds nothing beyond its tokens; else the rule
+// that matches and each finding of the guard, with what would let it run
+// unattended, or that nothing matches, with the line that would allow it.
 func allowCheck(e env, store *prefs.Store, argv []string, provider, root string) int {
-	d := store.Decide(argv, provider, root)
+	d := store.Decide(prefs.Query{Argv: argv, Provider: provider, ProjectRoot: root, Dir: root})
 	if d.Allowed && d.Rule != nil {
-		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), hook.DescribeRule(d.Rule))
+		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), d.Rule.Describe())
 		return exitOK
 	}
 	grants := prefs.OpenGrants(e.paths)
@@ -239,14 +243,33 @@ func allowCheck(e env, store *prefs.Store, argv []string, provider, root string)
 	m, ok, err := grants.Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: root,
 		Resolve: func(argv0 string) (string, bool) { return hook.ResolveProgram(argv0, e.cwd) }})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentgate allow check: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentgate allow check: %s\n", display.Text(err.Error()))
 	}
 	if ok {
-		fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), audit.GrantOf(m))
-		return exitOK
+		if fs := prefs.Guard(argv, len(m.Grant.Tokens), root); len(fs) == 0 {
+			fmt.Fprintf(e.stdout, "allowed: %s by %s\n", display.Command(argv), display.Text(audit.GrantOf(m).String()))
+			return exitOK
+		}
 	}
-	fmt.Fprintf(e.stdout, "not allowed: no active rule or temporary grant matches %s\n", display.Command(argv))
-	fmt.Fprintf(e.stdout, "the line that would allow it in %s:\n    %s\n", e.paths.GlobalFile(), store.RuleLineFor(argv))
+	if d.Rule != nil {
+		fmt.Fprintf(e.stdout, "not allowed unattended: %s matches %s, but the argument guard stopped it:\n", d.Rule.Describe(), display.Command(argv))
+	} else {
+		fmt.Fprintf(e.stdout, "not allowed: no active rule or temporary grant matches %s\n", display.Command(argv))
+		if len(d.Findings) > 0 {
+			fmt.Fprintf(e.stdout, "and the argument guard would stop it under any shorter rule:\n")
+		}
+	}
+	for _, f := range d.Findings {
+		fmt.Fprintf(e.stdout, "  - %s\n", f)
+	}
+	if slices.ContainsFunc(d.Findings, func(f prefs.Finding) bool { return f.Arg < 0 }) {
+		fmt.Fprintf(e.stdout, "no rule lets it run unattended while that holds; a person can approve it on the desktop card or at the terminal prompt of `agentgate run`\n")
+		return exitFailed
+	}
+	if len(d.Findings) > 0 {
+		fmt.Fprintf(e.stdout, "only the exact command would allow it unattended; ")
+	}
+	fmt.Fprintf(e.stdout, "the line that would allow it in %s:\n    %s\n", display.Text(e.paths.GlobalFile()), display.Text(store.RuleLineFor(argv)))
 	return exitFailed
 }
 

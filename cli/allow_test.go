@@ -122,3 +122,30 @@ func TestAllowTrustAtATerminal(t *testing.T) {
 		t.Fatalf("after a yes, the rule does not allow the command (exit %d)", code)
 	}
 }
+
+// TestAllowCheckExplainsTheGuard: `allow check` names the rule that matches,
+// each finding of the argument guard, and what would let the command run
+// unattended (only the exact command; nothing for sudo).
+func TestAllowCheckExplainsTheGuard(t *testing.T) {
+	s := newCLISandbox(t, "git diff\nsudo\n")
+	var out, errOut bytes.Buffer
+	e := s.env(&out, &errOut)
+	if code := dispatch([]string{"allow", "check", "--", "git", "diff", "--stat"}, e); code != 0 {
+		t.Fatalf("everyday git diff --stat: exit %d: %s", code, out.String())
+	}
+	out.Reset()
+	code := dispatch([]string{"allow", "check", "--", "git", "diff", "--output=/tmp/x"}, e)
+	for _, want := range []string{"not allowed unattended: rule «git diff»", "--output=/tmp/x (argument 2): writes the diff to a file anywhere",
+		"only the exact command would allow it", "git diff --output=/tmp/x\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check output %q lacks %q", out.String(), want)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	out.Reset()
+	if code := dispatch([]string{"allow", "check", "--", "sudo", "ls"}, e); code != 1 || !strings.Contains(out.String(), "no rule lets it run unattended") {
+		t.Errorf("sudo: exit %d: %s", code, out.String())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,11 @@ import (
 // prefs.Store.Add, which for the project scope also records the person's
 // confirmation (trust). A grant given here is bound to the project and the
 // resolved executable and applies to every provider (prefs.Grants.Give).
+//
+// A command with argument-guard findings is shown with them, and only its
+// exact command is offered, as a rule (with a warning and a second yes) or
+// a grant; with a finding no rule covers (the repository's configuration,
+// sudo) neither is offered.
 type terminalApprover struct {
 	// lines delivers the person's answers, one line each, with the time it
 	// was read; closed at EOF.
@@ -77,7 +83,14 @@ func (a *terminalApprover) Ask(ctx context.Context, req *agentbridge.ApprovalReq
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cmd := req.Command
-	fmt.Fprintf(a.out, "\nagentgate: no allow-list rule allows this command.\n")
+	if req.MatchedRule != nil {
+		fmt.Fprintf(a.out, "\nagentgate: %s matches this command, but the argument guard stopped it:\n", req.MatchedRule.Describe())
+	} else {
+		fmt.Fprintf(a.out, "\nagentgate: no allow-list rule allows this command.\n")
+	}
+	for _, f := range req.Findings {
+		fmt.Fprintf(a.out, "  ! %s\n", f)
+	}
 	fmt.Fprintf(a.out, "  command:    %s\n", display.Command(cmd.Argv))
 	fmt.Fprintf(a.out, "  program:    %s\n", display.Word(cmd.Executable))
 	fmt.Fprintf(a.out, "  directory:  %s (project %s)\n", display.Word(cmd.DirRel), display.Word(cmd.ProjectRoot))
@@ -88,12 +101,23 @@ func (a *terminalApprover) Ask(ctx context.Context, req *agentbridge.ApprovalReq
 	if !req.Expires.IsZero() {
 		fmt.Fprintf(a.out, "  expires:    in %s\n", time.Until(req.Expires).Round(time.Second))
 	}
+	// With findings only the exact command may become a rule (it covers its
+	// own arguments); a finding no rule covers (the repository, sudo)
+	// leaves no rule to offer.
+	program, exact := len(req.Findings) == 0, !slices.ContainsFunc(req.Findings, func(f prefs.Finding) bool { return f.Arg < 0 })
 	temporarily := ""
-	if a.grants != nil {
+	if a.grants != nil && exact {
 		temporarily = ", allow [t]emporarily"
 	}
 	for {
-		fmt.Fprintf(a.out, "Run it? [o]nce, [d]eny, always allow the [p]rogram %s, always allow the [e]xact command%s: ", display.Word(cmd.Argv[0]), temporarily)
+		switch {
+		case program:
+			fmt.Fprintf(a.out, "Run it? [o]nce, [d]eny, always allow the [p]rogram %s, always allow the [e]xact command%s: ", display.Word(cmd.Argv[0]), temporarily)
+		case exact:
+			fmt.Fprintf(a.out, "Run it? [o]nce, [d]eny, always allow the [e]xact command (these arguments only)%s: ", temporarily)
+		default:
+			fmt.Fprintf(a.out, "Run it? [o]nce, [d]eny (no rule can allow it unattended): ")
+		}
 		choice, err := a.readLine(ctx)
 		if err != nil {
 			return agentbridge.Answer{}, err
@@ -104,23 +128,31 @@ func (a *terminalApprover) Ask(ctx context.Context, req *agentbridge.ApprovalReq
 		case "d", "deny", "n", "no":
 			return agentbridge.Answer{Approved: false, Message: "denied at the terminal", By: "terminal"}, nil
 		case "p", "program":
+			if !program {
+				fmt.Fprintf(a.out, "A rule for the program would not allow these arguments; answer o, d or e.\n")
+				continue
+			}
 			if ok, err := a.always(ctx, req, cmd.Argv[:1]); err != nil || ok {
 				return agentbridge.Answer{Approved: ok, By: "terminal"}, err
 			}
 		case "e", "exact":
+			if !exact {
+				fmt.Fprintf(a.out, "No rule lets this run unattended; answer o or d.\n")
+				continue
+			}
 			if ok, err := a.always(ctx, req, cmd.Argv); err != nil || ok {
 				return agentbridge.Answer{Approved: ok, By: "terminal"}, err
 			}
 		case "t", "temporarily":
-			if a.grants == nil {
-				fmt.Fprintf(a.out, "Please answer o, d, p or e.\n")
+			if temporarily == "" {
+				fmt.Fprintf(a.out, "Please answer one of the letters in brackets.\n")
 				continue
 			}
 			if ok, err := a.temporarily(ctx, req); err != nil || ok {
 				return agentbridge.Answer{Approved: ok, By: "terminal"}, err
 			}
 		default:
-			fmt.Fprintf(a.out, "Please answer o, d, p, e or t.\n")
+			fmt.Fprintf(a.out, "Please answer one of the letters in brackets.\n")
 		}
 	}
 }
@@ -129,10 +161,15 @@ func (a *terminalApprover) Ask(ctx context.Context, req *agentbridge.ApprovalReq
 // reports whether to run. ok=false with a nil error goes back to the main
 // question.
 func (a *terminalApprover) always(ctx context.Context, req *agentbridge.ApprovalRequest, tokens []string) (bool, error) {
-	if len(tokens) == 1 && prefs.IsLauncher(tokens[0]) {
-		fmt.Fprintf(a.out, "Warning: %s can run arbitrary code (it is an interpreter or launcher), so a rule for the program\n"+
-			"alone would allow anything it is told to run. The exact command is the safer rule.\n"+
-			"Allow the program %s anyway? [y/N]: ", display.Word(tokens[0]), display.Word(tokens[0]))
+	warning := ""
+	switch {
+	case len(tokens) == 1 && prefs.IsLauncher(tokens[0]):
+		warning = "Warning: " + prefs.LauncherWarning(tokens[0]) + ".\nAllow the program " + display.Word(tokens[0]) + " anyway? [y/N]: "
+	case len(req.Findings) > 0:
+		warning = "Warning: this command " + findingsSummary(req.Findings) + "; the rule lets an agent run exactly this command again without asking.\nAllow it always? [y/N]: "
+	}
+	if warning != "" {
+		fmt.Fprint(a.out, warning)
 		answer, err := a.readLine(ctx)
 		if err != nil {
 			return false, err
@@ -148,15 +185,15 @@ func (a *terminalApprover) always(ctx context.Context, req *agentbridge.Approval
 	}
 	options := []option{{"g", "[g]lobal", prefs.ScopeGlobal}}
 	if req.Provider != "" {
-		options = append(options, option{"v", "pro[v]ider " + req.Provider, prefs.ScopeProvider})
+		options = append(options, option{"v", "pro[v]ider " + display.Text(req.Provider), prefs.ScopeProvider})
 	}
-	options = append(options, option{"j", "pro[j]ect " + req.ProjectRoot, prefs.ScopeProject})
+	options = append(options, option{"j", "pro[j]ect " + display.Text(req.ProjectRoot), prefs.ScopeProject})
 	labels := make([]string, len(options))
 	for i, o := range options {
 		labels[i] = o.label
 	}
 	for {
-		fmt.Fprintf(a.out, "Always allow (allow-list line: %s) in which list? %s, or [c]ancel: ", prefs.FormatList(tokens), strings.Join(labels, ", "))
+		fmt.Fprintf(a.out, "Always allow (allow-list line: %s) in which list? %s, or [c]ancel: ", display.Text(prefs.FormatList(tokens)), strings.Join(labels, ", "))
 		answer, err := a.readLine(ctx)
 		if err != nil {
 			return false, err
@@ -171,10 +208,10 @@ func (a *terminalApprover) always(ctx context.Context, req *agentbridge.Approval
 			}
 			rule, err := a.store.Add(o.scope, req.Provider, req.ProjectRoot, tokens)
 			if err != nil {
-				fmt.Fprintf(a.out, "Could not write the rule: %v\n", err)
+				fmt.Fprintf(a.out, "Could not write the rule: %s\n", display.Text(err.Error()))
 				return false, nil
 			}
-			fmt.Fprintf(a.out, "Added the line %s to %s:%d.\n", prefs.FormatList(rule.Tokens), rule.File, rule.Line)
+			fmt.Fprintf(a.out, "Added the line %s to %s:%d.\n", display.Text(prefs.FormatList(rule.Tokens)), display.Text(rule.File), rule.Line)
 			return true, nil
 		}
 		fmt.Fprintf(a.out, "Please answer one of the letters in brackets.\n")
@@ -218,9 +255,12 @@ func (a *terminalApprover) temporarily(ctx context.Context, req *agentbridge.App
 		}
 	}
 	kind := prefs.GrantExact
-	if prefs.IsLauncher(cmd.Argv[0]) {
+	switch {
+	case prefs.IsLauncher(cmd.Argv[0]):
 		fmt.Fprintf(a.out, "%s can run arbitrary code (it is an interpreter or launcher), so only the exact command can be allowed for a while.\n", display.Word(cmd.Argv[0]))
-	} else {
+	case len(req.Findings) > 0:
+		fmt.Fprintf(a.out, "This command %s, so only the exact command can be allowed for a while.\n", findingsSummary(req.Findings))
+	default:
 		for chosen := false; !chosen; {
 			fmt.Fprintf(a.out, "Allow what for %s? the [p]rogram %s with any arguments, the [e]xact command, or [c]ancel: ", display.Duration(d), display.Word(cmd.Argv[0]))
 			answer, err := a.readLine(ctx)
@@ -252,6 +292,18 @@ func (a *terminalApprover) temporarily(ctx context.Context, req *agentbridge.App
 	fmt.Fprintf(a.out, "Allowed %s (%s) in %s for every agent, for %s: grant %s. End it early with `agentgate allow revoke %s`.\n",
 		what, display.Word(cmd.Executable), display.Word(req.ProjectRoot), display.Duration(d), g.ID, g.ID)
 	return true, nil
+}
+
+// findingsSummary joins what the findings say a command does: "writes the
+// diff to a file anywhere, runs a program on every file it searches".
+func findingsSummary(fs []prefs.Finding) string {
+	whys := make([]string, 0, len(fs))
+	for _, f := range fs {
+		if !slices.Contains(whys, f.Why) {
+			whys = append(whys, f.Why)
+		}
+	}
+	return strings.Join(whys, ", ")
 }
 
 // readLine waits for the person's next line, ctx's end, or EOF (an error:

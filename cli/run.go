@@ -114,11 +114,12 @@ func runRun(args []string, e env) int {
 		params.TimeoutMS = &ms
 	}
 	proposed, werr := session.Propose(params)
+	q := prefs.Query{Argv: argv, Provider: *provider, ProjectRoot: root, Dir: dir}
 	if werr != nil {
-		return reportRefusal(e, werr, argv, *provider, h.Store)
+		return reportRefusal(e, werr, q, h.Store)
 	}
 	if proposed.State == wire.StatePending || proposed.State == wire.StateQueued {
-		if code, done := awaitStart(ctx, e, session, proposed.RunID, argv, *provider, h.Store); done {
+		if code, done := awaitStart(ctx, e, session, proposed.RunID, q, h.Store); done {
 			return code
 		}
 	}
@@ -134,7 +135,8 @@ func runRun(args []string, e env) int {
 
 // awaitStart waits for a pending or queued proposal to start. It returns
 // done=true with an exit code when it ended without running.
-func awaitStart(ctx context.Context, e env, s *agentbridge.Session, id string, argv []string, provider string, store *prefs.Store) (int, bool) {
+func awaitStart(ctx context.Context, e env, s *agentbridge.Session, id string, q prefs.Query, store *prefs.Store) (int, bool) {
+	argv := q.Argv
 	for {
 		wait := int64(250)
 		res, werr := s.Wait(ctx, wire.WaitParams{RunID: id, WaitMS: &wait, MaxBytes: 1})
@@ -144,7 +146,7 @@ func awaitStart(ctx context.Context, e env, s *agentbridge.Session, id string, a
 				fmt.Fprintf(e.stderr, "agentgate run: interrupted before %s started; nothing ran.\n", display.Command(argv))
 				return exitDeclined, true
 			}
-			return reportRefusal(e, werr, argv, provider, store), true
+			return reportRefusal(e, werr, q, store), true
 		}
 		if res.State != wire.StatePending && res.State != wire.StateQueued {
 			return 0, false
@@ -243,24 +245,31 @@ func reportEnd(e env, rec exec.Record) int {
 	}
 }
 
-// reportRefusal prints why the broker refused and returns exitDeclined.
-// Without a person to ask (no_approver) it names the allow-list file and
-// the exact line that would let the command run unattended.
-func reportRefusal(e env, werr *wire.Error, argv []string, provider string, store *prefs.Store) int {
+// reportRefusal prints why the broker refused q's command and returns
+// exitDeclined. Without a person to ask (no_approver) it names the
+// allow-list file and the exact line that would let the command run
+// unattended — or, when a rule matched and the argument guard stopped it,
+// the guard's findings.
+func reportRefusal(e env, werr *wire.Error, q prefs.Query, store *prefs.Store) int {
+	argv, provider := q.Argv, q.Provider
 	code, message := werr.Message, werr.Message
 	if werr.Data != nil {
 		code, message = werr.Data.Code, werr.Data.Message
 	}
 	if code != wire.RefuseNoApprover {
-		fmt.Fprintf(e.stderr, "agentgate run: not run: %s (%s)\n", message, code)
+		fmt.Fprintf(e.stderr, "agentgate run: not run: %s (%s)\n", display.Text(message), code)
+		return exitDeclined
+	}
+	if d := store.Decide(q); d.Rule != nil && len(d.Findings) > 0 {
+		fmt.Fprintf(e.stderr, "agentgate run: not run: %s, and stdin is not a terminal where a person could approve it. Nothing was started.\n", d.Explain(argv))
 		return exitDeclined
 	}
 	line := store.RuleLineFor(argv)
 	fmt.Fprintf(e.stderr, "agentgate run: not run: no allow-list rule allows %s, and stdin is not a terminal where a person could approve it. Nothing was started.\n", display.Command(argv))
-	fmt.Fprintf(e.stderr, "To let it run unattended, add this line to %s:\n    %s\n", e.paths.GlobalFile(), line)
+	fmt.Fprintf(e.stderr, "To let it run unattended, add this line to %s:\n    %s\n", display.Text(e.paths.GlobalFile()), display.Text(line))
 	if provider != "" {
 		if f, err := e.paths.ProviderFile(provider); err == nil {
-			fmt.Fprintf(e.stderr, "(or to %s, for provider %s only)\n", f, provider)
+			fmt.Fprintf(e.stderr, "(or to %s, for provider %s only)\n", display.Text(f), display.Text(provider))
 		}
 	}
 	fmt.Fprintf(e.stderr, "or run `agentgate allow add -- %s` in a terminal.\n", display.Command(argv))

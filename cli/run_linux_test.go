@@ -380,3 +380,59 @@ func TestRunTimeoutRange(t *testing.T) {
 		t.Errorf("--timeout 600s: exit %d, %s", code, stderr)
 	}
 }
+
+// TestRunGuardRefusedWithoutTerminal: a rule-matched command with a
+// dangerous argument is refused unattended, naming the rule and the
+// argument, and nothing is written.
+func TestRunGuardRefusedWithoutTerminal(t *testing.T) {
+	s := newCLISandbox(t, runRules+"sort\n")
+	os.WriteFile(filepath.Join(s.project, "in.txt"), []byte("b\na\n"), 0o600)
+	outside := filepath.Join(s.home, "written")
+	code, _, stderr := runCLI(t, s, "run", "--", "sort", "-o", outside, "in.txt")
+	if code != exitDeclined {
+		t.Fatalf("exit %d, want 2 (stderr %s)", code, stderr)
+	}
+	for _, want := range []string{"rule «sort»", "argument guard", "-o " + outside + " (argument 1): writes the sorted output", "Nothing was started"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Fatal("sort -o wrote its file")
+	}
+	if code, stdout, stderr := runCLI(t, s, "run", "--", "sort", "-u", "in.txt"); code != exitOK || stdout != "a\nb\n" {
+		t.Errorf("everyday sort -u: exit %d %q %s", code, stdout, stderr)
+	}
+}
+
+// TestRunPromptGuardOffersOnlyTheExactCommand: at the terminal the person
+// sees the rule and the finding; the program is not offered as a rule, the
+// exact command is, with a warning; afterwards that exact command runs
+// unattended and a different output file does not.
+func TestRunPromptGuardOffersOnlyTheExactCommand(t *testing.T) {
+	s := newCLISandbox(t, runRules+"sort\n")
+	os.WriteFile(filepath.Join(s.project, "in.txt"), []byte("b\na\n"), 0o600)
+	p := startPTY(t, s, "run", "--", "sort", "-o", "out.txt", "in.txt")
+	p.waitFor(t, "the argument guard stopped it")
+	p.waitFor(t, "writes the sorted output to a file anywhere")
+	p.waitFor(t, "always allow the [e]xact command (these arguments only)")
+	p.send(t, "p")
+	p.waitFor(t, "would not allow these arguments")
+	p.send(t, "e")
+	p.waitFor(t, "Warning: this command writes the sorted output")
+	p.send(t, "y")
+	p.waitFor(t, "in which list?")
+	p.send(t, "g")
+	if code := p.exitCode(t); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.project, "out.txt")); string(b) != "a\nb\n" {
+		t.Fatalf("out.txt = %q", b)
+	}
+	if code, _, stderr := runCLI(t, s, "run", "--", "sort", "-o", "out.txt", "in.txt"); code != exitOK {
+		t.Errorf("the exact command after always allow: exit %d (%s)", code, stderr)
+	}
+	if code, _, _ := runCLI(t, s, "run", "--", "sort", "-o", "other.txt", "in.txt"); code != exitDeclined {
+		t.Errorf("another output file ran unattended: exit %d", code)
+	}
+}

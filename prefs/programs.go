@@ -16,10 +16,10 @@ import (
 // catalog entry has a must-ask and an everyday example in guard_test.go.
 
 // Why a rule for the program alone allows arbitrary code, in words that
-// complete "<program> …" for a person.
+// complete "<program> can run arbitrary code: it …" for a person.
 const (
-	isShell       = "is a shell: it runs any command it is given"
-	isInterpreter = "is an interpreter: it runs any code it is given"
+	isShell       = "is a shell and runs any command it is given"
+	isInterpreter = "is an interpreter and runs any code it is given"
 	runsCommand   = "runs the command it is given"
 	runsOptions   = "runs programs named in its arguments or configuration"
 	// runsProject also means: the program reads instructions from the
@@ -170,14 +170,15 @@ func IsLauncher(argv0 string) bool {
 
 // LauncherWarning returns, for a person about to allow the program argv0
 // alone, why that allows arbitrary code and what to do instead
-// ("git runs programs named in its arguments or configuration: a rule for
-// the program alone …"); "" when argv0 is not a launcher.
+// ("git can run arbitrary code: it runs programs named in its arguments or
+// configuration. A rule for the program alone …"); "" when argv0 is not a
+// launcher.
 func LauncherWarning(argv0 string) string {
 	p := programFor(argv0, runtime.GOOS == "windows")
 	if p == nil || p.launcher == "" {
 		return ""
 	}
-	return display.Word(argv0) + " " + p.launcher + ": a rule for the program alone lets an agent run anything through it without asking. Allow the exact command, or the program with its first arguments, instead"
+	return display.Word(argv0) + " can run arbitrary code: it " + p.launcher + ". A rule for the program alone lets an agent run anything through it without asking; allow the exact command, or the program with its first arguments, instead"
 }
 
 // isLauncherName is IsLauncher with the platform made explicit for tests.

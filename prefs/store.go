@@ -13,15 +13,41 @@ import (
 	"github.com/agentgate/agentgate/internal/atomicfile"
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
+
+	"github.com/agentgate/agentgate/exec/display"
 )
 
-// Decision is the answer for one command.
+// Query is one command to decide.
+type Query struct {
+	// Argv is the command.
+	Argv []string
+	// Provider is the proposer's provider name ("" for none): its list is
+	// consulted when it is a valid name.
+	Provider string
+	// ProjectRoot is the project's root (the result of ProjectRoot; ""
+	// for none): its confirmed rules are consulted.
+	ProjectRoot string
+	// Dir is the absolute working directory the command runs in: a git
+	// command's repository is found from it (see Guard). "" means unknown,
+	// which keeps a git command from running without a person.
+	Dir string
+}
+
+// Decision is the answer for one command: the rule decision and the
+// argument guard in one (SPEC §3, §10).
 type Decision struct {
-	// Allowed is true when an active rule's tokens are a prefix of argv.
+	// Allowed is true when the command may run without asking a person:
+	// an active rule's tokens are a prefix of argv and the argument guard
+	// found nothing beyond them.
 	Allowed bool
-	// Rule is the rule that allowed it (its scope, file and line are the
-	// provenance), nil when not allowed. It is shared: do not modify it.
+	// Rule is the rule that matched (its scope, file and line are the
+	// provenance), also when Findings keep it from allowing; nil when no
+	// rule matched. It is shared: do not modify it.
 	Rule *Rule
+	// Findings are the argument guard's reasons, beyond Rule's tokens,
+	// for asking a person (see Guard); for a command no rule matches,
+	// every finding, for the person to see. nil when there are none.
+	Findings []Finding
 }
 
 // listState is one allow-list file as last read.
@@ -193,27 +219,94 @@ func (s *Store) projectList(root string) *listState {
 	return next.projects[key]
 }
 
-// Decide answers whether argv may run without asking a person, for a
-// proposal from provider in the project at projectRoot. The scopes consulted
-// are the global list, the provider's list (none when provider is empty or
-// not a valid name) and the project's active rules (none when projectRoot is
-// empty or relative; pass the result of ProjectRoot). Tokens compare exactly:
-// no globs, no case folding, no path normalisation of argv[0]. When several
-// rules match, the broadest (fewest tokens) is reported; on a tie the global
-// rule before the provider's before the project's, then the lowest line.
-// An empty argv is never allowed. Decide reads no file once the lists
-// involved have been read: its cost depends on len(argv), not on the number
-// of rules.
-func (s *Store) Decide(argv []string, provider, projectRoot string) Decision {
+// Decide answers whether q.Argv may run without asking a person, for a
+// proposal from q.Provider in the project at q.ProjectRoot, run in q.Dir.
+// The scopes consulted are the global list, the provider's list (none when
+// the provider is empty or not a valid name) and the project's active rules
+// (none when the root is empty or relative). Tokens compare exactly: no
+// globs, no case folding, no path normalisation of argv[0]. When several
+// rules match, the broadest (fewest tokens) is reported; on a tie the
+// global rule before the provider's before the project's, then the lowest
+// line. A matched command is then put to the argument guard (Guard) with
+// the rule's length: it is allowed only when the guard finds nothing; when
+// the broadest rule leaves findings, the longest matching rule (an exact
+// rule a person wrote for this command, say) is tried and reported. An
+// empty argv is never allowed. Decide reads no allow-list once the lists
+// involved have been read: the rule match costs the same for 10 rules as
+// for 100,000; the guard reads argv and, for git, the repository's
+// configuration.
+//
+// Decide is the one decision every host makes (socket, MCP, `agentgate
+// run`, the hook, `agentgate allow check`); other sources of permission
+// (temporary grants) join it by matching their own prefix and calling
+// Guard the same way.
+func (s *Store) Decide(q Query) Decision {
+	d := s.match(q.Argv, q.Provider, q.ProjectRoot)
+	ruleLen := 0
+	if d.Rule != nil {
+		ruleLen = len(d.Rule.Tokens)
+	}
+	if len(q.Argv) > 0 {
+		d.Findings = Guard(q.Argv, ruleLen, q.Dir)
+	}
+	if d.Rule != nil && len(d.Findings) > 0 {
+		// A longer rule covers more arguments (an exact rule covers them
+		// all): the longest matching rule has the fewest findings.
+		if long := s.matchBy(q.Argv, q.Provider, q.ProjectRoot, true); long.Rule != d.Rule {
+			d.Rule, d.Findings = long.Rule, Guard(q.Argv, len(long.Rule.Tokens), q.Dir)
+		}
+	}
+	d.Allowed = d.Rule != nil && len(d.Findings) == 0
+	return d
+}
+
+// Describe names the rule with its provenance for a person, its tokens in
+// display form (as the approval card shows commands) and control or
+// invisible characters in the file name escaped:
+// rule «git status» (global, /home/a/.config/agentgate/allow.list:3).
+func (r *Rule) Describe() string {
+	scope := string(r.Scope)
+	if r.Scope == ScopeProvider && r.Provider != "" {
+		scope += " " + display.Text(r.Provider)
+	}
+	return fmt.Sprintf("rule «%s» (%s, %s:%d)", display.Command(r.Tokens), scope, display.Text(r.File), r.Line)
+}
+
+// Explain says, for a person or an agent, what d means for argv: "allowed
+// by rule «…» (…)", "rule «…» (…) matches, but the argument guard stopped
+// it: FINDINGS", or "no allow-list rule matches ARGV", followed by the
+// findings when there are any.
+func (d Decision) Explain(argv []string) string {
+	switch {
+	case d.Allowed && d.Rule != nil:
+		return "allowed by " + d.Rule.Describe()
+	case d.Rule != nil:
+		return d.Rule.Describe() + " matches, but the argument guard stopped it: " + FindingsText(d.Findings)
+	case len(d.Findings) > 0:
+		return "no allow-list rule matches " + display.Command(argv) + "; the argument guard notes: " + FindingsText(d.Findings)
+	}
+	return "no allow-list rule matches " + display.Command(argv)
+}
+
+// match returns the broadest active rule for argv (Decide without the
+// guard).
+func (s *Store) match(argv []string, provider, projectRoot string) Decision {
+	return s.matchBy(argv, provider, projectRoot, false)
+}
+
+// matchBy returns the broadest active rule for argv, or with longest the
+// longest (the one covering most of argv; on a tie, the same scope order).
+func (s *Store) matchBy(argv []string, provider, projectRoot string, longest bool) Decision {
 	if len(argv) == 0 {
 		return Decision{}
 	}
-	best := s.snap.Load().global.trie.match(argv)
+	best := s.snap.Load().global.trie.match(argv, longest)
 	consider := func(ls *listState) {
 		if ls == nil {
 			return
 		}
-		if r := ls.trie.match(argv); r != nil && (best == nil || len(r.Tokens) < len(best.Tokens)) {
+		r := ls.trie.match(argv, longest)
+		if r != nil && (best == nil || (!longest && len(r.Tokens) < len(best.Tokens)) || (longest && len(r.Tokens) > len(best.Tokens))) {
 			best = r
 		}
 	}

@@ -68,12 +68,12 @@ func TestDecideExactTokens(t *testing.T) {
 		{nil, false},
 	}
 	for _, tt := range tests {
-		d := s.Decide(tt.argv, "", "")
+		d := s.Decide(Query{Argv: tt.argv, Provider: "", ProjectRoot: "", Dir: os.TempDir()})
 		if d.Allowed != tt.want || (d.Rule != nil) != tt.want {
 			t.Errorf("Decide(%q) = %+v, want allowed=%v", tt.argv, d, tt.want)
 		}
 	}
-	d := s.Decide([]string{"go", "test", "./..."}, "", "")
+	d := s.Decide(Query{Argv: []string{"go", "test", "./..."}, Provider: "", ProjectRoot: "", Dir: os.TempDir()})
 	if d.Rule.Scope != ScopeGlobal || d.Rule.File != p.GlobalFile() || d.Rule.Line != 5 {
 		t.Fatalf("provenance = %+v, want global %s line 5", d.Rule, p.GlobalFile())
 	}
@@ -108,7 +108,7 @@ func TestDecideScopesAndProviderIsolation(t *testing.T) {
 		{[]string{"make", "check"}, "", "", ""},
 	}
 	for _, tt := range tests {
-		d := s.Decide(tt.argv, tt.provider, tt.root)
+		d := s.Decide(Query{Argv: tt.argv, Provider: tt.provider, ProjectRoot: tt.root, Dir: os.TempDir()})
 		got := Scope("")
 		if d.Allowed {
 			got = d.Rule.Scope
@@ -117,7 +117,7 @@ func TestDecideScopesAndProviderIsolation(t *testing.T) {
 			t.Errorf("Decide(%q, %q, %q) scope %q, want %q", tt.argv, tt.provider, tt.root, got, tt.wantScope)
 		}
 	}
-	d := s.Decide([]string{"npm", "test"}, "claude-code", "")
+	d := s.Decide(Query{Argv: []string{"npm", "test"}, Provider: "claude-code", ProjectRoot: "", Dir: os.TempDir()})
 	if d.Rule.Provider != "claude-code" || d.Rule.File != claude || d.Rule.Line != 1 {
 		t.Fatalf("provider provenance = %+v", d.Rule)
 	}
@@ -129,10 +129,10 @@ func TestDecideBroadestRuleWins(t *testing.T) {
 	prov, _ := p.ProviderFile("codex")
 	writeFile(t, prov, "git\n")
 	s := openStore(t, p)
-	if d := s.Decide([]string{"git", "log", "--oneline"}, "", ""); d.Rule.Line != 2 {
+	if d := s.Decide(Query{Argv: []string{"git", "log", "--oneline"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}); d.Rule.Line != 2 {
 		t.Fatalf("want the broader global rule on line 2, got %+v", d.Rule)
 	}
-	if d := s.Decide([]string{"git", "log", "--oneline"}, "codex", ""); d.Rule.Scope != ScopeProvider {
+	if d := s.Decide(Query{Argv: []string{"git", "log", "--oneline"}, Provider: "codex", ProjectRoot: "", Dir: os.TempDir()}); d.Rule.Scope != ScopeProvider {
 		t.Fatalf("want the broader provider rule, got %+v", d.Rule)
 	}
 }
@@ -164,7 +164,7 @@ func TestMalformedLinesAreSkippedAndReported(t *testing.T) {
 			t.Errorf("error %d = %q, want %q", i, e.Error(), want[i])
 		}
 	}
-	if !s.Decide([]string{"pwd"}, "", "").Allowed || s.Decide([]string{"cat", "x"}, "", "").Allowed {
+	if !s.Decide(Query{Argv: []string{"pwd"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed || s.Decide(Query{Argv: []string{"cat", "x"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed {
 		t.Fatal("the good rules must apply and the bad one must not")
 	}
 }
@@ -199,7 +199,7 @@ func TestAddRemoveKeepEveryOtherByte(t *testing.T) {
 			if !rule.Active || rule.Scope != ScopeGlobal || rule.Line != strings.Count(tt.afterAdd[:strings.Index(tt.afterAdd, "git status")], "\n")+1 {
 				t.Fatalf("Add returned %+v", rule)
 			}
-			if !s.Decide([]string{"git", "status"}, "", "").Allowed {
+			if !s.Decide(Query{Argv: []string{"git", "status"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed {
 				t.Fatal("an added rule must apply at once")
 			}
 			if _, err := s.Add(ScopeGlobal, "", "", []string{"git", "status"}); err != nil {
@@ -214,7 +214,7 @@ func TestAddRemoveKeepEveryOtherByte(t *testing.T) {
 			if got := readFile(t, p.GlobalFile()); got != tt.afterRmAdd {
 				t.Fatalf("after Remove: %q, want %q", got, tt.afterRmAdd)
 			}
-			if s.Decide([]string{"git", "status"}, "", "").Allowed {
+			if s.Decide(Query{Argv: []string{"git", "status"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed {
 				t.Fatal("a removed rule must stop applying at once")
 			}
 			if err := s.Remove(ScopeGlobal, "", "", []string{"git", "status"}); err == nil || !strings.Contains(err.Error(), "no rule") {
@@ -240,7 +240,7 @@ func TestAddCreatesPrivateFiles(t *testing.T) {
 			t.Errorf("%s has mode %v, want %v", path, info.Mode().Perm(), want)
 		}
 	}
-	if !s.Decide([]string{"ls"}, "gemini", "").Allowed || s.Decide([]string{"ls"}, "codex", "").Allowed {
+	if !s.Decide(Query{Argv: []string{"ls"}, Provider: "gemini", ProjectRoot: "", Dir: os.TempDir()}).Allowed || s.Decide(Query{Argv: []string{"ls"}, Provider: "codex", ProjectRoot: "", Dir: os.TempDir()}).Allowed {
 		t.Fatal("provider rule must apply to its provider only")
 	}
 }
@@ -288,7 +288,7 @@ func TestRoundTripThroughFile(t *testing.T) {
 		if !slices.Equal(r.Tokens, odd[i]) {
 			t.Errorf("rule %d read back as %q, want %q", i, r.Tokens, odd[i])
 		}
-		if !s2.Decide(odd[i], "", "").Allowed {
+		if !s2.Decide(Query{Argv: odd[i], Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed {
 			t.Errorf("%q not allowed after reading back", odd[i])
 		}
 	}
@@ -302,5 +302,39 @@ func TestOpenErrors(t *testing.T) {
 	writeFile(t, p.trustFile(), "{not json")
 	if _, err := Open(p); err == nil || !strings.Contains(err.Error(), "delete") {
 		t.Fatalf("damaged trust.json: %v", err)
+	}
+}
+
+// TestDecideWithTheGuard: the broadest matching rule is reported when the
+// guard finds nothing; when it leaves findings, the longest matching rule
+// (an exact rule a person wrote) is tried, and an exact rule allows its
+// own dangerous arguments and nothing beyond them.
+func TestDecideWithTheGuard(t *testing.T) {
+	p := testPaths(t)
+	writeFile(t, p.GlobalFile(), "sort\nsort -o out.txt in.txt\n")
+	s := openStore(t, p)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		argv     string
+		allowed  bool
+		line     int
+		findings int
+	}{
+		{"sort -u in.txt", true, 1, 0},
+		{"sort -o out.txt in.txt", true, 2, 0},
+		{"sort -o other.txt in.txt", false, 1, 1},
+		{"sort -o out.txt in.txt --compress-program=sh", false, 2, 1},
+		{"cat -v", false, 0, 0},
+		{"sudo sort", false, 0, 1},
+	} {
+		d := s.Decide(Query{Argv: strings.Fields(tc.argv), Dir: dir})
+		line := 0
+		if d.Rule != nil {
+			line = d.Rule.Line
+		}
+		if d.Allowed != tc.allowed || line != tc.line || len(d.Findings) != tc.findings {
+			t.Errorf("Decide(%q) = allowed %v, rule line %d, findings %s; want %v, %d, %d findings",
+				tc.argv, d.Allowed, line, FindingsText(d.Findings), tc.allowed, tc.line, tc.findings)
+		}
 	}
 }

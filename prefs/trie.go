@@ -39,17 +39,22 @@ func buildTrie(rules []Rule) *trieNode {
 }
 
 // match returns the broadest rule (fewest tokens) whose tokens are a prefix
-// of argv, or nil. A nil trie matches nothing.
-func (t *trieNode) match(argv []string) *Rule {
+// of argv, or with longest the longest such rule; nil when there is none. A
+// nil trie matches nothing.
+func (t *trieNode) match(argv []string, longest bool) *Rule {
 	node := t
+	var found *Rule
 	for _, token := range argv {
 		if node == nil {
-			return nil
+			return found
 		}
 		node = node.children[token]
 		if node != nil && node.rule != nil {
-			return node.rule
+			if !longest {
+				return node.rule
+			}
+			found = node.rule
 		}
 	}
-	return nil
+	return found
 }

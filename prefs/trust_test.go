@@ -30,7 +30,7 @@ func TestProjectTrust(t *testing.T) {
 	// An agent (or a cloned repository) wrote the file directly: not trusted.
 	writeFile(t, ProjectFile(root), "make\ngo test ./...\n")
 	s := openStore(t, p)
-	if s.Decide([]string{"make"}, "", root).Allowed {
+	if s.Decide(Query{Argv: []string{"make"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("a project rule written outside agentgate must not apply")
 	}
 	if got := untrustedLines(t, s, root); !slices.Equal(got, []int{1, 2}) {
@@ -40,7 +40,7 @@ func TestProjectTrust(t *testing.T) {
 	if err := s.Trust(root); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Decide([]string{"make"}, "", root).Allowed || !s.Decide([]string{"go", "test", "./..."}, "", root).Allowed {
+	if !s.Decide(Query{Argv: []string{"make"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed || !s.Decide(Query{Argv: []string{"go", "test", "./..."}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("confirmed rules must apply")
 	}
 	if got := untrustedLines(t, s, root); len(got) != 0 {
@@ -49,10 +49,10 @@ func TestProjectTrust(t *testing.T) {
 	// A later outside edit changes one rule and adds one: only those go inactive.
 	writeFile(t, ProjectFile(root), "make\ngo test ./... -exec sh\nbash\n")
 	s2 := openStore(t, p) // a fresh process reads the same state
-	if !s2.Decide([]string{"make"}, "", root).Allowed {
+	if !s2.Decide(Query{Argv: []string{"make"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("an unchanged confirmed rule must stay active")
 	}
-	if s2.Decide([]string{"go", "test", "./...", "-exec", "sh"}, "", root).Allowed || s2.Decide([]string{"bash"}, "", root).Allowed {
+	if s2.Decide(Query{Argv: []string{"go", "test", "./...", "-exec", "sh"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed || s2.Decide(Query{Argv: []string{"bash"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("changed and added rules must be inactive")
 	}
 	if got := untrustedLines(t, s2, root); !slices.Equal(got, []int{2, 3}) {
@@ -62,7 +62,7 @@ func TestProjectTrust(t *testing.T) {
 	if err := s2.TrustRules(root, [][]string{{"bash"}}); err != nil {
 		t.Fatal(err)
 	}
-	if !s2.Decide([]string{"bash"}, "", root).Allowed || s2.Decide([]string{"go", "test", "./...", "-exec", "sh"}, "", root).Allowed {
+	if !s2.Decide(Query{Argv: []string{"bash"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed || s2.Decide(Query{Argv: []string{"go", "test", "./...", "-exec", "sh"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("TrustRules must confirm only the listed rules")
 	}
 }
@@ -79,10 +79,10 @@ func TestProjectEditsThroughAgentgateConfirmThemselves(t *testing.T) {
 	if !rule.Active || rule.Line != 2 || rule.Project != root {
 		t.Fatalf("Add returned %+v", rule)
 	}
-	if !s.Decide([]string{"make", "test"}, "", root).Allowed {
+	if !s.Decide(Query{Argv: []string{"make", "test"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("a rule added through agentgate must apply")
 	}
-	if s.Decide([]string{"curl", "evil"}, "", root).Allowed {
+	if s.Decide(Query{Argv: []string{"curl", "evil"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("adding a rule must not confirm the file's other, outside rules")
 	}
 	// Removing withdraws the confirmation: written back from outside, it is inactive.
@@ -91,7 +91,7 @@ func TestProjectEditsThroughAgentgateConfirmThemselves(t *testing.T) {
 	}
 	writeFile(t, ProjectFile(root), "curl evil\nmake test\n")
 	s2 := openStore(t, p)
-	if s2.Decide([]string{"make", "test"}, "", root).Allowed {
+	if s2.Decide(Query{Argv: []string{"make", "test"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("a removed rule written back from outside must be inactive")
 	}
 	info, err := os.Stat(p.trustFile())
@@ -212,7 +212,7 @@ func TestProjectEditRefusedThroughLinks(t *testing.T) {
 			if got, err := os.ReadFile(p.GlobalFile()); err != nil || string(got) != "# global\n" {
 				t.Fatalf("global list = %q, %v; want it unchanged", got, err)
 			}
-			if s.Decide([]string{"python3", "-c", "x"}, "", "").Allowed {
+			if s.Decide(Query{Argv: []string{"python3", "-c", "x"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed {
 				t.Fatal("the project rule became a global one")
 			}
 		})

@@ -48,7 +48,7 @@ func TestWatchSeesHandEdits(t *testing.T) {
 	s := openStore(t, p)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.Decide([]string{"x"}, "codex", root) // read provider and project lists before watching
+	s.Decide(Query{Argv: []string{"x"}, Provider: "codex", ProjectRoot: root, Dir: os.TempDir()}) // read provider and project lists before watching
 	if err := s.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -58,20 +58,20 @@ func TestWatchSeesHandEdits(t *testing.T) {
 
 	// Rename-replace of the global list.
 	replaceByRename(t, p.GlobalFile(), "ls\ngit status\n")
-	eventually(t, "rename-replace edit of the global list", func() bool { return s.Decide([]string{"git", "status"}, "", "").Allowed })
+	eventually(t, "rename-replace edit of the global list", func() bool { return s.Decide(Query{Argv: []string{"git", "status"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
 
 	// In-place write (truncate and write) of the global list.
 	if err := os.WriteFile(p.GlobalFile(), []byte("pwd\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "in-place edit of the global list", func() bool {
-		return s.Decide([]string{"pwd"}, "", "").Allowed && !s.Decide([]string{"ls"}, "", "").Allowed
+		return s.Decide(Query{Argv: []string{"pwd"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed && !s.Decide(Query{Argv: []string{"ls"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed
 	})
 
 	// A provider list created after watching began.
 	prov, _ := p.ProviderFile("codex")
 	writeFile(t, prov, "cargo test\n")
-	eventually(t, "new provider list", func() bool { return s.Decide([]string{"cargo", "test"}, "codex", "").Allowed })
+	eventually(t, "new provider list", func() bool { return s.Decide(Query{Argv: []string{"cargo", "test"}, Provider: "codex", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
 
 	// A project list created (directory and all) after watching began, then
 	// confirmed by another process through trust.json.
@@ -80,20 +80,20 @@ func TestWatchSeesHandEdits(t *testing.T) {
 		rules, _, _ := s.Rules(ScopeProject, "", root)
 		return len(rules) == 1
 	})
-	if s.Decide([]string{"make"}, "", root).Allowed {
+	if s.Decide(Query{Argv: []string{"make"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed {
 		t.Fatal("an unconfirmed project rule must not apply")
 	}
 	other := openStore(t, p)
 	if err := other.Trust(root); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "trust confirmed by another process", func() bool { return s.Decide([]string{"make"}, "", root).Allowed })
+	eventually(t, "trust confirmed by another process", func() bool { return s.Decide(Query{Argv: []string{"make"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed })
 
 	// Removing the file removes its rules.
 	if err := os.Remove(p.GlobalFile()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "deleted global list", func() bool { return !s.Decide([]string{"pwd"}, "", "").Allowed })
+	eventually(t, "deleted global list", func() bool { return !s.Decide(Query{Argv: []string{"pwd"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
 
 	cancel()
 	eventually(t, "watch to stop", func() bool {
@@ -127,14 +127,14 @@ func TestReloadNeverEmpty(t *testing.T) {
 	for {
 		select {
 		case <-done:
-			eventually(t, "last edit", func() bool { return s.Decide([]string{"rule99"}, "", "").Allowed })
+			eventually(t, "last edit", func() bool { return s.Decide(Query{Argv: []string{"rule99"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
 			if checks == 0 {
 				t.Fatal("no decision was checked")
 			}
 			return
 		default:
 		}
-		if d := s.Decide([]string{"ls", "-l"}, "", ""); !d.Allowed {
+		if d := s.Decide(Query{Argv: []string{"ls", "-l"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}); !d.Allowed {
 			t.Fatalf("decision %d: ls not allowed although every version of the file allows it", checks)
 		}
 		checks++

@@ -74,7 +74,7 @@ func realDeps(e Env) hookDeps {
 	var storeErr error
 	var log *audit.Log
 	return hookDeps{
-		decide: func(argv []string, provider, projectRoot string) prefs.Decision {
+		decide: func(q prefs.Query) prefs.Decision {
 			if store == nil && storeErr == nil {
 				store, storeErr = prefs.Open(e.Paths)
 				if storeErr != nil {
@@ -84,7 +84,7 @@ func realDeps(e Env) hookDeps {
 			if store == nil {
 				return prefs.Decision{}
 			}
-			return store.Decide(argv, provider, projectRoot)
+			return store.Decide(q)
 		},
 		audit: func(entries ...audit.Entry) error {
 			if log == nil {

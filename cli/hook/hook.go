@@ -28,7 +28,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
-	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/prefs/agents"
@@ -140,8 +139,8 @@ var errAppUnreachable = errors.New("the agentgate desktop app is not reachable")
 
 // hookDeps are the hook's connections to the world, replaced in tests.
 type hookDeps struct {
-	// decide answers from the allow-lists.
-	decide func(argv []string, provider, projectRoot string) prefs.Decision
+	// decide answers from the allow-lists and the argument guard.
+	decide func(q prefs.Query) prefs.Decision
 	// grant looks for a person's temporary grant for argv run in dir by
 	// provider in the project at projectRoot (nil: none). An error reading
 	// the grants is reported on stderr and allows nothing.
@@ -332,20 +331,23 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 			logAudit(deps, stderr, proposal, entry)
 			return hookAnswer{Verdict: verdictAllow, Reason: "agentgate: allowed by " + provenance}
 		}
-		if d := deps.decide(argv, req.Agent, root); d.Allowed && d.Rule != nil {
-			return allow(audit.Entry{Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, DescribeRule(d.Rule))
+		d := deps.decide(prefs.Query{Argv: argv, Provider: req.Agent, ProjectRoot: root, Dir: req.Dir})
+		if d.Allowed && d.Rule != nil {
+			return allow(audit.Entry{Decision: audit.DecisionRule, Rule: auditRule(d.Rule)}, d.Rule.Describe())
 		}
 		if deps.grant != nil {
 			m, ok, err := deps.grant(argv, req.Dir, req.Agent, root)
 			if err != nil {
 				fmt.Fprintf(stderr, "agentgate hook: %v\n", err)
 			}
-			if ok {
+			// A grant, like a rule, allows only what the argument guard
+			// passes beyond its tokens.
+			if ok && len(prefs.Guard(argv, len(m.Grant.Tokens), req.Dir)) == 0 {
 				g := audit.GrantOf(m)
 				return allow(audit.Entry{Decision: audit.DecisionGrant, Grant: g}, g.String())
 			}
 		}
-		why = "no allow-list rule matches " + display.Command(argv)
+		why = d.Explain(argv)
 	}
 	if req.Agent == Codex && req.Event == "PermissionRequest" {
 		return hookAnswer{Verdict: verdictNone}
@@ -447,17 +449,6 @@ func logAudit(deps hookDeps, stderr io.Writer, entries ...audit.Entry) {
 // auditRule converts a prefs rule to its audit-log form.
 func auditRule(r *prefs.Rule) *audit.Rule {
 	return &audit.Rule{Text: prefs.FormatList(r.Tokens), Scope: string(r.Scope), Provider: r.Provider, File: r.File, Line: r.Line}
-}
-
-// DescribeRule names a rule with its provenance for a person, as the hook
-// and `agentgate allow check` show it:
-// rule «git status» (global, /home/a/.config/agentgate/allow.list:3).
-func DescribeRule(r *prefs.Rule) string {
-	scope := string(r.Scope)
-	if r.Scope == prefs.ScopeProvider && r.Provider != "" {
-		scope += " " + r.Provider
-	}
-	return fmt.Sprintf("rule «%s» (%s, %s:%d)", prefs.FormatList(r.Tokens), scope, r.File, r.Line)
 }
 
 // formatHookAnswer returns exactly what the hook prints on stdout for

@@ -233,6 +233,41 @@ func writeEscaped(b *strings.Builder, s string) {
 	b.WriteByte('\'')
 }
 
+// Text returns s for a person to read on one line, in a terminal or a
+// log: every character Word would escape (NeedsEscape, and every byte that
+// is not valid UTF-8) is written as a visible escape — \n, \t, \r, \xHH
+// for the other C0 controls, DEL and invalid bytes, \uHHHH or \UHHHHHHHH
+// for the rest — and everything else as is. Unlike Word it adds no quotes
+// and leaves backslashes alone, so it suits paths, names and messages;
+// argv is shown with Command or Word.
+func Text(s string) string {
+	if !needsEscapedForm(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			writeHexByte(&b, s[i])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			writeHexByte(&b, byte(r))
+		case NeedsEscape(r):
+			writeUnicode(&b, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
 func writeHexByte(b *strings.Builder, c byte) {
 	b.WriteString(`\x`)
 	b.WriteByte(hexDigits[c>>4])

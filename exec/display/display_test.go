@@ -11,6 +11,22 @@ import (
 	"unicode/utf8"
 )
 
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain text, C:\\x", "plain text, C:\\x"},
+		{"a\nb\tc\rd", `a\nb\tc\rd`},
+		{"\x1b[2Jhidden", `\x1b[2Jhidden`},
+		{"rlo\u202eevil", `rlo\u202eevil`},
+		{"tag\U000e0041", `tag\U000e0041`},
+		{"bad\xffbyte", `bad\xffbyte`},
+		{"é中", "é中"},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestWord(t *testing.T) {
 	tests := []struct {
 		name, in, want string

@@ -235,7 +235,7 @@ func TestAlwaysAllowWritesTheRightFile(t *testing.T) {
 				wantLine = prefs.FormatList(req.Command.Argv)
 			}
 			assert.Contains(t, strings.Split(string(data), "\n"), wantLine, "%v/%s", kind, scope)
-			d := store.Decide(req.Command.Argv, "claude", project)
+			d := store.Decide(prefs.Query{Argv: req.Command.Argv, Provider: "claude", ProjectRoot: project, Dir: os.TempDir()})
 			require.True(t, d.Allowed, "%v/%s: the new rule allows the command", kind, scope)
 			assert.Equal(t, wantFile, d.Rule.File)
 		}
@@ -486,13 +486,13 @@ func TestAllowedModel(t *testing.T) {
 	assert.Contains(t, text, "line 2: rm -rf /")
 	v, _ = m.View(proj)
 	assert.Equal(t, 2, v.Untrusted)
-	assert.False(t, store3.Decide([]string{"curl", "evil"}, "", project).Allowed, "Keep inactive: nothing allowed")
+	assert.False(t, store3.Decide(prefs.Query{Argv: []string{"curl", "evil"}, Provider: "", ProjectRoot: project, Dir: os.TempDir()}).Allowed, "Keep inactive: nothing allowed")
 	require.NoError(t, m.Trust(project, rules[:1]))
 	text, rules, err = m.TrustReview(project)
 	require.NoError(t, err)
 	assert.Len(t, rules, 1, "only the rules shown and trusted became active")
 	assert.Contains(t, text, "1 rule changed")
-	assert.True(t, store3.Decide([]string{"rm", "-rf", "/"}, "", project).Allowed)
+	assert.True(t, store3.Decide(prefs.Query{Argv: []string{"rm", "-rf", "/"}, Provider: "", ProjectRoot: project, Dir: os.TempDir()}).Allowed)
 
 	require.NoError(t, os.MkdirAll(filepath.Join(paths.ConfigDir, "providers"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(paths.ConfigDir, "providers", "gemini.allow.list"), nil, 0o600))
