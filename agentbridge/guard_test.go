@@ -3,14 +3,17 @@ package agentbridge_test
 import (
 	"errors"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentgate/agentgate/agentbridge/approvertest"
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/agentbridge/client"
 	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/prefs"
 )
 
 // TestGuardAsksAboutRuleMatchedDangerousArguments: the rule `sort` allows
@@ -117,5 +120,32 @@ func TestHookAskShowsFindings(t *testing.T) {
 	req := b.Approver.Asked()[0]
 	if req.MatchedRule == nil || len(req.Findings) != 1 || !strings.Contains(req.Findings[0].Text, "--output=/tmp/x") {
 		t.Fatalf("request rule %+v findings %+v", req.MatchedRule, req.Findings)
+	}
+}
+
+// TestGuardAppliesToGrants: a program grant for sort allows `sort -u` but
+// not `sort -o FILE`, as a rule for sort would.
+func TestGuardAppliesToGrants(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.Options{NoApprover: true})
+	sort, err := osexec.LookPath("sort")
+	if err != nil {
+		t.Skip("no sort on PATH")
+	}
+	if _, err := b.Grants.Give(prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: []string{"sort"}, Executable: sort,
+		Project: b.Project, Provider: "claude", By: "card", For: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(b.Project, "in.txt"), []byte("b\na\n"), 0o600)
+	c := b.Session(t, "claude")
+	ctx := ctxT(t)
+	if res, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"sort", "-u", "in.txt"}}); err != nil || res.State == wire.StatePending {
+		t.Fatalf("sort -u under a program grant: %+v, %v", res, err)
+	}
+	outside := filepath.Join(t.TempDir(), "x")
+	if _, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"sort", "-o", outside, "in.txt"}}); refusalCode(t, err) != wire.RefuseNoApprover {
+		t.Fatalf("sort -o under a program grant: %v, want no_approver", err)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatal("sort -o wrote its file")
 	}
 }

@@ -15,143 +15,179 @@ import (
 
 // registerCatalog adds every catalog program but git.
 func registerCatalog() {
-	register("sed gsed", &program{launcher: isInterpreter, cmd: &command{check: sedCheck, opts: join([]option{
-		opt("i|in-place", optArg, "edits the files in place"),
-		{shorts: "e", longs: []string{"expression"}, arg: reqArg, script: true},
-		opt("f|file", reqArg, "runs the sed script in a file the rule does not show"),
-		opt("l|line-length", reqArg, ""),
-		flags("n|E|r|s|u|z|b|quiet|silent|regexp-extended|separate|unbuffered|null-data|posix|debug|sandbox|follow-symlinks|binary"),
-	})}})
+	register("sed gsed", func() *program {
+		return &program{launcher: isInterpreter, cmd: &command{check: sedCheck, opts: join([]option{
+			opt("i|in-place", optArg, "edits the files in place"),
+			{shorts: "e", longs: []string{"expression"}, arg: reqArg, script: true},
+			opt("f|file", reqArg, "runs the sed script in a file the rule does not show"),
+			opt("l|line-length", reqArg, ""),
+			flags("n|E|r|s|u|z|b|quiet|silent|regexp-extended|separate|unbuffered|null-data|posix|debug|sandbox|follow-symlinks|binary"),
+		})}}
+	})
 
-	register("awk gawk mawk nawk original-awk", &program{launcher: isInterpreter, cmd: &command{check: awkCheck, opts: join([]option{
-		opt("f|file", reqArg, "runs the awk program in a file the rule does not show"),
-		opt("E|exec", reqArg, "runs the awk program in a file the rule does not show"),
-		{shorts: "e", longs: []string{"source"}, arg: reqArg, script: true},
-		opt("i|include", reqArg, "loads awk source from a file the rule does not show"),
-		opt("l|load", reqArg, "loads a compiled extension library"),
-		{shorts: "o", longs: []string{"pretty-print"}, arg: optArg, why: "writes the program to a file anywhere", when: hasValue},
-		{shorts: "d", longs: []string{"dump-variables"}, arg: optArg, why: "writes the variables to a file anywhere", when: hasValue},
-		{shorts: "p", longs: []string{"profile"}, arg: optArg, why: "writes a profile to a file anywhere", when: hasValue},
-		opt("W", reqArg, "passes an implementation option (-W) that the guard does not read"),
-		opt("D|debug|L|lint", optArg, ""),
-		flags("b|c|C|g|h|M|n|N|O|P|r|s|S|t|V|k|characters-as-bytes|traditional|copyright|gen-pot|help|bignum|use-lc-numeric|non-decimal-data|optimize|posix|re-interval|no-optimize|sandbox|lint-old|version|csv"),
-	}, values("v|assign F|field-separator"))}})
+	register("awk gawk mawk nawk original-awk", func() *program {
+		return &program{launcher: isInterpreter, cmd: &command{check: awkCheck, opts: join([]option{
+			opt("f|file", reqArg, "runs the awk program in a file the rule does not show"),
+			opt("E|exec", reqArg, "runs the awk program in a file the rule does not show"),
+			{shorts: "e", longs: []string{"source"}, arg: reqArg, script: true},
+			opt("i|include", reqArg, "loads awk source from a file the rule does not show"),
+			opt("l|load", reqArg, "loads a compiled extension library"),
+			{shorts: "o", longs: []string{"pretty-print"}, arg: optArg, why: "writes the program to a file anywhere", when: hasValue},
+			{shorts: "d", longs: []string{"dump-variables"}, arg: optArg, why: "writes the variables to a file anywhere", when: hasValue},
+			{shorts: "p", longs: []string{"profile"}, arg: optArg, why: "writes a profile to a file anywhere", when: hasValue},
+			opt("W", reqArg, "passes an implementation option (-W) that the guard does not read"),
+			opt("D|debug|L|lint", optArg, ""),
+			flags("b|c|C|g|h|M|n|N|O|P|r|s|S|t|V|k|characters-as-bytes|traditional|copyright|gen-pot|help|bignum|use-lc-numeric|non-decimal-data|optimize|posix|re-interval|no-optimize|sandbox|lint-old|version|csv"),
+		}, values("v|assign F|field-separator"))}}
+	})
 
-	register("find gfind", &program{launcher: runsCommand, cmd: &command{check: findCheck}})
+	register("find gfind", func() *program {
+		return &program{launcher: runsCommand, cmd: &command{check: findCheck}}
+	})
 
-	register("sort gsort", &program{cmd: &command{opts: join([]option{
-		opt("o|output", reqArg, "writes the sorted output to a file anywhere, even over its input"),
-		opt("compress-program", reqArg, "runs a program to compress its temporary files"),
-	}, values("k|key t|field-separator S|buffer-size T|temporary-directory parallel files0-from batch-size random-source"))}})
+	register("sort gsort", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("o|output", reqArg, "writes the sorted output to a file anywhere, even over its input"),
+			opt("compress-program", reqArg, "runs a program to compress its temporary files"),
+		}, values("k|key t|field-separator S|buffer-size T|temporary-directory parallel files0-from batch-size random-source"))}}
+	})
 
-	register("rg", &program{cmd: &command{opts: join([]option{
-		opt("pre", reqArg, "runs a program on every file it searches"),
-		opt("hostname-bin", reqArg, "runs a program to find the host name"),
-	}, values("pre-glob e|regexp f|file g|glob iglob t|type T|type-not type-add type-clear m|max-count A|after-context B|before-context C|context j|threads M|max-columns max-depth d max-filesize r|replace path-separator sort sortr color colors E|encoding engine context-separator field-context-separator field-match-separator ignore-file dfa-size-limit regex-size-limit hyperlink-format"))}})
+	register("rg", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("pre", reqArg, "runs a program on every file it searches"),
+			opt("hostname-bin", reqArg, "runs a program to find the host name"),
+		}, values("pre-glob e|regexp f|file g|glob iglob t|type T|type-not type-add type-clear m|max-count A|after-context B|before-context C|context j|threads M|max-columns max-depth d max-filesize r|replace path-separator sort sortr color colors E|encoding engine context-separator field-context-separator field-match-separator ignore-file dfa-size-limit regex-size-limit hyperlink-format"))}}
+	})
 
-	register("tar gtar bsdtar", &program{cmd: &command{check: tarCheck, opts: join([]option{
-		opt("to-command", reqArg, "runs a command for every extracted file"),
-		opt("I|use-compress-program", reqArg, "runs a program to compress or decompress"),
-		{longs: []string{"checkpoint-action"}, arg: reqArg, why: "runs a command at checkpoints", when: func(v string, _ bool) bool { return strings.Contains(v, "exec") }},
-		opt("F|info-script|new-volume-script", reqArg, "runs a script at the end of every volume"),
-		opt("rsh-command|rmt-command", reqArg, "runs a program to reach a remote archive"),
-		opt("C|directory", reqArg, "works in another directory (reads or extracts files there)"),
-		opt("P|absolute-names", noArg, "extracts to absolute paths, anywhere"),
-		opt("index-file", reqArg, "writes its listing to a file anywhere"),
-		opt("remove-files", noArg, "deletes the files it archived"),
-		opt("f|file", reqArg, ""), // a host:path archive is checked in tarCheck
-		flags("force-local"),
-	}, values("T|files-from X|exclude-from b|blocking-factor H|format V|label L|tape-length N|newer|after-date K|starting-file g|listed-incremental exclude owner group mode mtime strip-components transform xform"))}})
+	register("tar gtar bsdtar", func() *program {
+		return &program{cmd: &command{check: tarCheck, opts: join([]option{
+			opt("to-command", reqArg, "runs a command for every extracted file"),
+			opt("I|use-compress-program", reqArg, "runs a program to compress or decompress"),
+			{longs: []string{"checkpoint-action"}, arg: reqArg, why: "runs a command at checkpoints", when: func(v string, _ bool) bool { return strings.Contains(v, "exec") }},
+			opt("F|info-script|new-volume-script", reqArg, "runs a script at the end of every volume"),
+			opt("rsh-command|rmt-command", reqArg, "runs a program to reach a remote archive"),
+			opt("C|directory", reqArg, "works in another directory (reads or extracts files there)"),
+			opt("P|absolute-names", noArg, "extracts to absolute paths, anywhere"),
+			opt("index-file", reqArg, "writes its listing to a file anywhere"),
+			opt("remove-files", noArg, "deletes the files it archived"),
+			opt("f|file", reqArg, ""), // a host:path archive is checked in tarCheck
+			flags("force-local"),
+		}, values("T|files-from X|exclude-from b|blocking-factor H|format V|label L|tape-length N|newer|after-date K|starting-file g|listed-incremental exclude owner group mode mtime strip-components transform xform"))}}
+	})
 
 	curlOut := func(names, why string) option {
 		return option{longs: longNames(names), shorts: shortNames(names), arg: reqArg, why: why, when: notDash}
 	}
-	register("curl", &program{cmd: &command{opts: join([]option{
-		curlOut("o|output", "writes the download to a file anywhere"),
-		opt("O|remote-name|remote-name-all", noArg, "writes the download to a file named after the URL"),
-		opt("J|remote-header-name", noArg, "writes the download to a file the server names"),
-		opt("output-dir", reqArg, "writes downloads into another directory"),
-		opt("K|config", reqArg, "reads more options from a file the rule does not show"),
-		curlOut("D|dump-header", "writes the response headers to a file anywhere"),
-		curlOut("c|cookie-jar", "writes cookies to a file anywhere"),
-		curlOut("trace|trace-ascii", "writes a trace to a file anywhere"),
-		curlOut("stderr", "writes its error output to a file anywhere"),
-		curlOut("libcurl", "writes C source to a file anywhere"),
-		opt("etag-save", reqArg, "writes the ETag to a file anywhere"),
-		opt("hsts|alt-svc", reqArg, "reads and writes a cache file anywhere"),
-		{shorts: "w", longs: []string{"write-out"}, arg: reqArg, why: "writes to a file named in the format (%output{…})",
-			when: func(v string, _ bool) bool { return strings.Contains(v, "%output{") }},
-	}, values("d|data data-raw data-binary data-urlencode json H|header X|request u|user A|user-agent e|referer b|cookie F|form form-string m|max-time x|proxy T|upload-file C|continue-at E|cert r|range U|proxy-user y|speed-time Y|speed-limit z|time-cond Q|quote P|ftp-port t|telnet-option connect-timeout retry retry-delay retry-max-time cacert capath key key-type cert-type resolve connect-to interface dns-servers max-filesize max-redirs oauth2-bearer proto proto-redir url variable expand-url"))}})
+	register("curl", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			curlOut("o|output", "writes the download to a file anywhere"),
+			opt("O|remote-name|remote-name-all", noArg, "writes the download to a file named after the URL"),
+			opt("J|remote-header-name", noArg, "writes the download to a file the server names"),
+			opt("output-dir", reqArg, "writes downloads into another directory"),
+			opt("K|config", reqArg, "reads more options from a file the rule does not show"),
+			curlOut("D|dump-header", "writes the response headers to a file anywhere"),
+			curlOut("c|cookie-jar", "writes cookies to a file anywhere"),
+			curlOut("trace|trace-ascii", "writes a trace to a file anywhere"),
+			curlOut("stderr", "writes its error output to a file anywhere"),
+			curlOut("libcurl", "writes C source to a file anywhere"),
+			opt("etag-save", reqArg, "writes the ETag to a file anywhere"),
+			opt("hsts|alt-svc", reqArg, "reads and writes a cache file anywhere"),
+			{shorts: "w", longs: []string{"write-out"}, arg: reqArg, why: "writes to a file named in the format (%output{…})",
+				when: func(v string, _ bool) bool { return strings.Contains(v, "%output{") }},
+		}, values("d|data data-raw data-binary data-urlencode json H|header X|request u|user A|user-agent e|referer b|cookie F|form form-string m|max-time x|proxy T|upload-file C|continue-at E|cert r|range U|proxy-user y|speed-time Y|speed-limit z|time-cond Q|quote P|ftp-port t|telnet-option connect-timeout retry retry-delay retry-max-time cacert capath key key-type cert-type resolve connect-to interface dns-servers max-filesize max-redirs oauth2-bearer proto proto-redir url variable expand-url"))}}
+	})
 
-	register("wget", &program{cmd: &command{opts: join([]option{
-		{shorts: "O", longs: []string{"output-document"}, arg: reqArg, why: "writes the download to a file anywhere", when: notDash},
-		opt("o|output-file|a|append-output", reqArg, "writes its log to a file anywhere"),
-		opt("P|directory-prefix", reqArg, "saves files under another directory"),
-		opt("e|execute", reqArg, "runs a .wgetrc command, which can set any option"),
-		opt("config", reqArg, "reads options from a file the rule does not show"),
-		opt("use-askpass", reqArg, "runs a program to ask for passwords"),
-	}, values("i|input-file t|tries T|timeout w|wait U|user-agent Q|quota l|level A|accept R|reject D|domains X|exclude-directories I|include-directories B|base header post-data post-file body-data body-file method user password http-user http-password referer load-cookies save-cookies ca-certificate certificate private-key"))}})
+	register("wget", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			{shorts: "O", longs: []string{"output-document"}, arg: reqArg, why: "writes the download to a file anywhere", when: notDash},
+			opt("o|output-file|a|append-output", reqArg, "writes its log to a file anywhere"),
+			opt("P|directory-prefix", reqArg, "saves files under another directory"),
+			opt("e|execute", reqArg, "runs a .wgetrc command, which can set any option"),
+			opt("config", reqArg, "reads options from a file the rule does not show"),
+			opt("use-askpass", reqArg, "runs a program to ask for passwords"),
+		}, values("i|input-file t|tries T|timeout w|wait U|user-agent Q|quota l|level A|accept R|reject D|domains X|exclude-directories I|include-directories B|base header post-data post-file body-data body-file method user password http-user http-password referer load-cookies save-cookies ca-certificate certificate private-key"))}}
+	})
 
-	register("make gmake", &program{launcher: runsProject, cmd: &command{check: makeCheck, opts: join([]option{
-		opt("C|directory", reqArg, "runs make in another directory, with that directory's Makefile"),
-		opt("f|file|makefile", reqArg, "runs the recipes of another Makefile"),
-		opt("eval|E", reqArg, "evaluates text as Makefile code, which can run anything"),
-		opt("I|include-dir", reqArg, "looks for included Makefiles in another directory"),
-		opt("j|jobs|l|load-average|O|output-sync|debug", optArg, ""),
-	}, values("o|old-file|assume-old W|what-if|new-file|assume-new jobserver-style shuffle"))}})
+	register("make gmake", func() *program {
+		return &program{launcher: runsProject, cmd: &command{check: makeCheck, opts: join([]option{
+			opt("C|directory", reqArg, "runs make in another directory, with that directory's Makefile"),
+			opt("f|file|makefile", reqArg, "runs the recipes of another Makefile"),
+			opt("eval|E", reqArg, "evaluates text as Makefile code, which can run anything"),
+			opt("I|include-dir", reqArg, "looks for included Makefiles in another directory"),
+			opt("j|jobs|l|load-average|O|output-sync|debug", optArg, ""),
+		}, values("o|old-file|assume-old W|what-if|new-file|assume-new jobserver-style shuffle"))}}
+	})
 
-	register("rsync", &program{cmd: &command{opts: join([]option{
-		opt("e|rsh", reqArg, "runs a program as the remote shell"),
-		opt("rsync-path", reqArg, "runs a program as rsync on the other side"),
-		opt("log-file", reqArg, "writes its log to a file anywhere"),
-		opt("write-batch|only-write-batch", reqArg, "writes a batch file anywhere"),
-		opt("daemon", noArg, "runs the rsync daemon"),
-		opt("config", reqArg, "reads a daemon configuration file"),
-		opt("backup-dir", reqArg, "writes backups into another directory"),
-		opt("M|remote-option", reqArg, "passes options to the rsync on the other side, which the guard does not read"),
-	}, values("f|filter exclude include exclude-from include-from files-from B|block-size chmod port bwlimit T|temp-dir partial-dir compare-dest copy-dest link-dest max-size min-size timeout contimeout out-format log-file-format password-file read-batch suffix chown usermap groupmap iconv checksum-choice compress-choice compress-level skip-compress info debug stop-after stop-at address sockopts outbuf"))}})
+	register("rsync", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("e|rsh", reqArg, "runs a program as the remote shell"),
+			opt("rsync-path", reqArg, "runs a program as rsync on the other side"),
+			opt("log-file", reqArg, "writes its log to a file anywhere"),
+			opt("write-batch|only-write-batch", reqArg, "writes a batch file anywhere"),
+			opt("daemon", noArg, "runs the rsync daemon"),
+			opt("config", reqArg, "reads a daemon configuration file"),
+			opt("backup-dir", reqArg, "writes backups into another directory"),
+			opt("M|remote-option", reqArg, "passes options to the rsync on the other side, which the guard does not read"),
+		}, values("f|filter exclude include exclude-from include-from files-from B|block-size chmod port bwlimit T|temp-dir partial-dir compare-dest copy-dest link-dest max-size min-size timeout contimeout out-format log-file-format password-file read-batch suffix chown usermap groupmap iconv checksum-choice compress-choice compress-level skip-compress info debug stop-after stop-at address sockopts outbuf"))}}
+	})
 
-	sshCommon := []option{
-		opt("F", reqArg, "reads the ssh configuration from a file the rule does not show (ProxyCommand… run programs)"),
-		{shorts: "o", arg: reqArg}, // read in sshCheck
+	sshCommon := func() []option {
+		return []option{
+			opt("F", reqArg, "reads the ssh configuration from a file the rule does not show (ProxyCommand… run programs)"),
+			{shorts: "o", arg: reqArg}, // read in sshCheck
+		}
 	}
-	register("ssh", &program{launcher: runsCommand, cmd: &command{check: sshCheck, opts: join(sshCommon, []option{
-		opt("E", reqArg, "writes its log to a file anywhere"),
-		opt("I", reqArg, "loads a PKCS#11 library"),
-	}, values("b c D e i J L l m O p Q R S W w B P"))}})
-	register("scp", &program{cmd: &command{check: sshCheck, opts: join(sshCommon, []option{
-		opt("S", reqArg, "runs another program instead of ssh"),
-	}, values("c i J l P X D"))}})
-	register("sftp", &program{cmd: &command{check: sshCheck, opts: join(sshCommon, []option{
-		opt("S", reqArg, "runs another program instead of ssh"),
-		opt("D", reqArg, "runs another program as the sftp server"),
-	}, values("B b c i J l P R X"))}})
+	register("ssh", func() *program {
+		return &program{launcher: runsCommand, cmd: &command{check: sshCheck, opts: join(sshCommon(), []option{
+			opt("E", reqArg, "writes its log to a file anywhere"),
+			opt("I", reqArg, "loads a PKCS#11 library"),
+		}, values("b c D e i J L l m O p Q R S W w B P"))}}
+	})
+	register("scp", func() *program {
+		return &program{cmd: &command{check: sshCheck, opts: join(sshCommon(), []option{
+			opt("S", reqArg, "runs another program instead of ssh"),
+		}, values("c i J l P X D"))}}
+	})
+	register("sftp", func() *program {
+		return &program{cmd: &command{check: sshCheck, opts: join(sshCommon(), []option{
+			opt("S", reqArg, "runs another program instead of ssh"),
+			opt("D", reqArg, "runs another program as the sftp server"),
+		}, values("B b c i J l P R X"))}}
+	})
 
-	register("zip", &program{cmd: &command{opts: join([]option{
-		opt("T|test", noArg, "tests the archive by running unzip, or the command -TT names"),
-		opt("unzip-command", reqArg, "runs a command to test the archive"),
-	}, values("b|temp-path n|suffixes t|from-date O|output-file Z|compression-method P|password s|split-size"))}})
+	register("zip", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("T|test", noArg, "tests the archive by running unzip, or the command -TT names"),
+			opt("unzip-command", reqArg, "runs a command to test the archive"),
+		}, values("b|temp-path n|suffixes t|from-date O|output-file Z|compression-method P|password s|split-size"))}}
+	})
 
 	// Package managers: their subcommands that run a package's program,
 	// and the options that point them at other configuration.
 	packageRunner := func(why string) *command { return &command{check: wholeSub(why)} }
-	npmConfig := &command{check: operandIn(0, "changes npm's configuration (script-shell… run programs)", "set", "edit", "delete", "fix")}
-	npmInit := &command{check: anyOperand("runs a package's initializer (create-NAME), fetched from the registry")}
-	register("npm", &program{launcher: runsProject, cmd: &command{inherit: true, opts: join([]option{
-		opt("prefix|C", reqArg, "works in another directory"),
-		opt("userconfig|globalconfig", reqArg, "reads npm configuration from a file the rule does not show (script-shell… run programs)"),
-		opt("script-shell", reqArg, "runs the package scripts with another shell"),
-		opt("node-options", reqArg, "passes options to node (--require loads code)"),
-		opt("c|call", reqArg, "runs a command"),
-	}, values("w|workspace registry cache loglevel tag otp")), subs: map[string]*command{
-		"exec":    packageRunner("runs a package's program, fetched from the registry if missing"),
-		"x":       packageRunner("runs a package's program, fetched from the registry if missing"),
-		"explore": packageRunner("runs a shell in a package's directory"),
-		"init":    npmInit, "create": npmInit, "innit": npmInit,
-		"config": npmConfig, "c": npmConfig,
-		"set": packageRunner("changes npm's configuration (script-shell… run programs)"),
-		"*":   {},
-	}}})
+	npmConfig := func() *command {
+		return &command{check: operandIn(0, "changes npm's configuration (script-shell… run programs)", "set", "edit", "delete", "fix")}
+	}
+	npmInit := func() *command {
+		return &command{check: anyOperand("runs a package's initializer (create-NAME), fetched from the registry")}
+	}
+	register("npm", func() *program {
+		return &program{launcher: runsProject, cmd: &command{inherit: true, opts: join([]option{
+			opt("prefix|C", reqArg, "works in another directory"),
+			opt("userconfig|globalconfig", reqArg, "reads npm configuration from a file the rule does not show (script-shell… run programs)"),
+			opt("script-shell", reqArg, "runs the package scripts with another shell"),
+			opt("node-options", reqArg, "passes options to node (--require loads code)"),
+			opt("c|call", reqArg, "runs a command"),
+		}, values("w|workspace registry cache loglevel tag otp")), subs: map[string]*command{
+			"exec":    packageRunner("runs a package's program, fetched from the registry if missing"),
+			"x":       packageRunner("runs a package's program, fetched from the registry if missing"),
+			"explore": packageRunner("runs a shell in a package's directory"),
+			"init":    npmInit(), "create": npmInit(), "innit": npmInit(),
+			"config": npmConfig(), "c": npmConfig(),
+			"set": packageRunner("changes npm's configuration (script-shell… run programs)"),
+			"*":   {},
+		}}}
+	})
 	pnpmLike := func(cwd string) *program {
 		return &program{launcher: runsProject, cmd: &command{inherit: true, opts: []option{
 			opt(cwd, reqArg, "works in another directory"),
@@ -159,61 +195,77 @@ func registerCatalog() {
 			"exec":   packageRunner("runs a program or package binary"),
 			"dlx":    packageRunner("runs a package's program, fetched from the registry"),
 			"x":      packageRunner("runs a package's program, fetched from the registry if missing"),
-			"create": npmInit,
+			"create": npmInit(),
 			"node":   packageRunner("runs node with the given arguments"),
-			"config": npmConfig,
+			"config": npmConfig(),
 			"*":      {},
 		}}}
 	}
-	register("pnpm", pnpmLike("C|dir"))
-	register("yarn", pnpmLike("cwd"))
-	bun := pnpmLike("cwd")
-	bun.launcher = isInterpreter
-	register("bun", bun)
+	register("pnpm", func() *program { return pnpmLike("C|dir") })
+	register("yarn", func() *program { return pnpmLike("cwd") })
+	register("bun", func() *program {
+		bun := pnpmLike("cwd")
+		bun.launcher = isInterpreter
+		return bun
+	})
 
-	goBuild := &command{style: styleGo, opts: join([]option{
-		opt("C", reqArg, "runs in another directory"),
-		opt("toolexec", reqArg, "runs every compiler tool through a program"),
-		opt("exec", reqArg, "runs the built program through another program"),
-		opt("vettool", reqArg, "runs another program as the vet tool"),
-		{shorts: "o", arg: reqArg, why: "writes the result outside the working directory", when: escapesDir},
-	}, values("run bench count cpu p parallel timeout tags ldflags gcflags asmflags mod modfile pkgdir covermode coverpkg coverprofile cpuprofile memprofile blockprofile mutexprofile trace outputdir overlay pgo benchtime fuzz fuzztime list skip shuffle json"))}
-	register("go", &program{launcher: runsProject, cmd: &command{style: styleGo, opts: goBuild.opts, subs: map[string]*command{
-		"env": {style: styleGo, opts: []option{opt("w|u", noArg, "changes go's configuration (GOFLAGS=-toolexec=… runs programs)")}},
-		"*":   goBuild,
-	}}})
+	register("go", func() *program {
+		goBuild := &command{style: styleGo, opts: join([]option{
+			opt("C", reqArg, "runs in another directory"),
+			opt("toolexec", reqArg, "runs every compiler tool through a program"),
+			opt("exec", reqArg, "runs the built program through another program"),
+			opt("vettool", reqArg, "runs another program as the vet tool"),
+			{shorts: "o", arg: reqArg, why: "writes the result outside the working directory", when: escapesDir},
+		}, values("run bench count cpu p parallel timeout tags ldflags gcflags asmflags mod modfile pkgdir covermode coverpkg coverprofile cpuprofile memprofile blockprofile mutexprofile trace outputdir overlay pgo benchtime fuzz fuzztime list skip shuffle json"))}
+		return &program{launcher: runsProject, cmd: &command{style: styleGo, opts: goBuild.opts, subs: map[string]*command{
+			"env": {style: styleGo, opts: []option{opt("w|u", noArg, "changes go's configuration (GOFLAGS=-toolexec=… runs programs)")}},
+			"*":   goBuild,
+		}}}
+	})
 
-	register("cargo", &program{launcher: runsProject, cmd: &command{inherit: true, opts: join([]option{
-		opt("config", reqArg, "sets configuration (a runner or a rustc wrapper runs programs)"),
-		opt("manifest-path", reqArg, "builds another package, whose build scripts run"),
-		opt("C", reqArg, "works in another directory"),
-		{longs: []string{"target-dir"}, arg: reqArg, why: "writes build output outside the working directory", when: escapesDir},
-	}, values("p|package j|jobs target features F Z color message-format bin example test bench profile")), subs: map[string]*command{
-		"install": packageRunner("builds and installs a crate, running its build scripts"),
-		"*":       {},
-	}}})
+	register("cargo", func() *program {
+		return &program{launcher: runsProject, cmd: &command{inherit: true, opts: join([]option{
+			opt("config", reqArg, "sets configuration (a runner or a rustc wrapper runs programs)"),
+			opt("manifest-path", reqArg, "builds another package, whose build scripts run"),
+			opt("C", reqArg, "works in another directory"),
+			{longs: []string{"target-dir"}, arg: reqArg, why: "writes build output outside the working directory", when: escapesDir},
+		}, values("p|package j|jobs target features F Z color message-format bin example test bench profile")), subs: map[string]*command{
+			"install": packageRunner("builds and installs a crate, running its build scripts"),
+			"*":       {},
+		}}}
+	})
 
-	register("nc ncat netcat nc.traditional nc.openbsd", &program{cmd: &command{opts: join([]option{
-		opt("e|exec", reqArg, "runs a program with the network connection as its input and output"),
-		opt("c|sh-exec", reqArg, "runs a shell command with the network connection as its input and output"),
-		opt("lua-exec", reqArg, "runs a Lua script with the network connection"),
-	}, values("p s w i q x X W T I O b"))}})
+	register("nc ncat netcat nc.traditional nc.openbsd", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("e|exec", reqArg, "runs a program with the network connection as its input and output"),
+			opt("c|sh-exec", reqArg, "runs a shell command with the network connection as its input and output"),
+			opt("lua-exec", reqArg, "runs a Lua script with the network connection"),
+		}, values("p s w i q x X W T I O b"))}}
+	})
 
-	register("socat", &program{cmd: &command{check: socatCheck}})
+	register("socat", func() *program {
+		return &program{cmd: &command{check: socatCheck}}
+	})
 
-	register("crontab", &program{cmd: &command{check: crontabCheck, opts: []option{opt("u", reqArg, ""), flags("l")}}})
+	register("crontab", func() *program {
+		return &program{cmd: &command{check: crontabCheck, opts: []option{opt("u", reqArg, ""), flags("l")}}}
+	})
 
-	register("man", &program{launcher: runsOptions, cmd: &command{opts: join([]option{
-		opt("P|pager", reqArg, "runs another program as the pager"),
-		opt("H|html", optArg, "runs a web browser to show the page"),
-		opt("C|config-file", reqArg, "reads man's configuration from a file the rule does not show"),
-	}, values("M|manpath S|s|sections m|systems L|locale E|encoding R|recode"))}})
+	register("man", func() *program {
+		return &program{launcher: runsOptions, cmd: &command{opts: join([]option{
+			opt("P|pager", reqArg, "runs another program as the pager"),
+			opt("H|html", optArg, "runs a web browser to show the page"),
+			opt("C|config-file", reqArg, "reads man's configuration from a file the rule does not show"),
+		}, values("M|manpath S|s|sections m|systems L|locale E|encoding R|recode"))}}
+	})
 
-	register("hg", &program{launcher: runsProject, cmd: &command{opts: join([]option{
-		opt("config", reqArg, "sets configuration (hooks and aliases run programs)"),
-		opt("cwd", reqArg, "works in another directory"),
-		opt("R|repository", reqArg, "uses another repository"),
-	})}})
+	register("hg", func() *program {
+		return &program{launcher: runsProject, cmd: &command{opts: join([]option{
+			opt("config", reqArg, "sets configuration (hooks and aliases run programs)"),
+			opt("cwd", reqArg, "works in another directory"),
+			opt("R|repository", reqArg, "uses another repository"),
+		})}}
+	})
 }
 
 // longNames and shortNames split an opt-style name list.
@@ -298,7 +350,7 @@ func findCheck(g *guardRun, pc *parsedCmd) {
 // bundle of option letters without a dash, whose values follow in order)
 // and a -f archive on another host (host:path, unless --force-local).
 func tarCheck(g *guardRun, pc *parsedCmd) {
-	cmd := catalog["tar"].cmd
+	cmd := catalog["tar"]().cmd.index()
 	first := pc.prog + 1
 	next := first + 1
 	remote := func(at, valueAt int, v string) {

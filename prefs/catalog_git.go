@@ -1,10 +1,13 @@
 package prefs
 
-// registerGit adds git's catalog entry: its global options, the
-// subcommands with dangerous options, and the subcommands whose operands
-// decide (git config, git bisect run…). The repository's own configuration
-// is checked separately (gitrepo.go), as it depends on the directory.
-func registerGit() {
+// registerGit adds git's catalog entry (gitProgram).
+func registerGit() { register("git", gitProgram) }
+
+// gitProgram is git's catalog entry: its global options, the subcommands
+// with dangerous options, and the subcommands whose operands decide (git
+// config, git bisect run…). The repository's own configuration is checked
+// separately (gitrepo.go), as it depends on the directory.
+func gitProgram() *program {
 	diffOpts := join([]option{
 		opt("output", reqArg, "writes the diff to a file anywhere"),
 		opt("ext-diff", noArg, "runs the external diff program the configuration names"),
@@ -91,7 +94,7 @@ func registerGit() {
 	for _, name := range []string{"diff", "log", "show", "whatchanged", "diff-tree", "diff-index", "diff-files", "range-diff", "stash", "reflog", "blame", "annotate", "cherry-pick", "revert"} {
 		subs[name] = diffLike
 	}
-	register("git", &program{launcher: runsOptions, cmd: &command{subs: subs, opts: join([]option{
+	return &program{launcher: runsOptions, cmd: &command{subs: subs, opts: join([]option{
 		opt("c|config-env", reqArg, "sets a git configuration value for this command (core.pager, alias.x=!cmd… run programs)"),
 		opt("C", reqArg, "runs git in another directory"),
 		opt("git-dir", reqArg, "uses another repository"),
@@ -100,7 +103,7 @@ func registerGit() {
 		opt("bare", noArg, "treats the working directory as the repository"),
 		opt("list-cmds", optArg, ""),
 		flags("p|P|h|paginate|no-pager|no-replace-objects|literal-pathspecs|glob-pathspecs|noglob-pathspecs|icase-pathspecs|no-optional-locks|no-lazy-fetch|no-advice|help|version|html-path|man-path|info-path"),
-	}, values("namespace super-prefix attr-source"))}})
+	}, values("namespace super-prefix attr-source"))}}
 }
 
 // gitConfigWhy is why changing git's configuration is dangerous.

@@ -165,7 +165,7 @@ func (g *guardRun) command(start int) {
 	}
 	pc := p.cmd.parse(g.argv, start+1)
 	g.check(pc, p.cmd)
-	if p == catalog["git"] {
+	if p == catalog["git"]() {
 		g.git = pc
 	}
 }

@@ -294,7 +294,8 @@ func TestCatalogCasesCoverEveryOption(t *testing.T) {
 		}
 	}
 	covered := map[*program]bool{}
-	for name, p := range catalog {
+	for name, entry := range catalog {
+		p := entry()
 		if covered[p] || (p.cmd == nil && p.never == "" && p.wrapper == nil) {
 			continue
 		}

@@ -1,6 +1,9 @@
 package prefs
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // argKind says whether an option takes a value.
 type argKind uint8
@@ -98,14 +101,24 @@ type command struct {
 	// scripts, find expressions, assignments…
 	check func(g *guardRun, pc *parsedCmd)
 
-	// shortIdx and longIdx index opts; built by index.
+	// indexOnce guards building shortIdx and longIdx, on first use (most
+	// subcommands are never read in a process).
+	indexOnce sync.Once
+	// shortIdx maps a short letter to its option; built by index.
 	shortIdx map[byte]*option
-	// longIdx maps a long name to its option.
+	// longIdx maps a long name to its option; built by index.
 	longIdx map[string]*option
 }
 
-// index builds the lookup tables of c and its subcommands (once, at init).
+// index returns c with its lookup tables built (once; safe for concurrent
+// use).
 func (c *command) index() *command {
+	c.indexOnce.Do(c.buildIndex)
+	return c
+}
+
+// buildIndex builds c's lookup tables.
+func (c *command) buildIndex() {
 	c.shortIdx = map[byte]*option{}
 	c.longIdx = map[string]*option{}
 	for i := range c.opts {
@@ -124,12 +137,6 @@ func (c *command) index() *command {
 			c.longIdx[l] = o
 		}
 	}
-	for _, s := range c.subs {
-		if s.shortIdx == nil {
-			s.index()
-		}
-	}
-	return c
 }
 
 // seenOpt is one option occurrence in argv.
@@ -196,6 +203,7 @@ func (c *command) parse(argv []string, from int) *parsedCmd {
 // parseInto reads argv[from:] into pc; outer, if set, is the program whose
 // options the subcommand inherits.
 func (c *command) parseInto(pc *parsedCmd, argv []string, from int, outer *command) {
+	c.index()
 	endOfOpts := false
 	for i := from; i < len(argv); i++ {
 		a := argv[i]

@@ -3,6 +3,7 @@ package prefs
 import (
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/agentgate/agentgate/exec/display"
 )
@@ -58,22 +59,28 @@ type wrapper struct {
 	appendsInput bool
 }
 
-// catalog maps a program's base name to its entry; built by init from the
-// tables below.
-var catalog = map[string]*program{}
+// catalog maps a program's base name to the function returning its entry.
+// init fills it from the tables below with builders only: an entry is
+// built (and its option tables indexed) the first time it is looked up,
+// once, shared by its names — the hook, a process per tool call, builds
+// just the program it decides.
+var catalog = map[string]func() *program{}
 
-// register adds p under each space-separated name.
-func register(names string, p *program) {
-	if p.cmd != nil {
-		p.cmd.index()
-	}
+// register adds the entry build returns under each space-separated name.
+func register(names string, build func() *program) {
+	entry := sync.OnceValue(build)
 	for _, n := range strings.Fields(names) {
-		catalog[n] = p
+		catalog[n] = entry
 	}
 }
 
 // launcherOnly registers programs that are launchers and nothing more.
-func launcherOnly(why, names string) { register(names, &program{launcher: why}) }
+func launcherOnly(why, names string) {
+	p := &program{launcher: why}
+	for _, n := range strings.Fields(names) {
+		catalog[n] = func() *program { return p }
+	}
+}
 
 // wrapperCmd is the command description shared by wrappers: their options
 // end at the first operand.
@@ -105,7 +112,9 @@ func init() {
 
 	// Never without a person: they run a command as another user.
 	for _, n := range []string{"sudo", "doas", "pkexec", "su", "runuser", "run0", "sudoedit"} {
-		register(n, &program{launcher: runsCommand, never: n + " runs a command with another user's privileges"})
+		register(n, func() *program {
+			return &program{launcher: runsCommand, never: n + " runs a command with another user's privileges"}
+		})
 	}
 
 	registerWrappers()
@@ -115,44 +124,70 @@ func init() {
 
 // registerWrappers adds the transparent wrappers.
 func registerWrappers() {
-	register("env", &program{launcher: runsCommand, wrapper: &wrapper{assignments: true}, cmd: wrapperCmd(
-		flags("i|0|v|ignore-environment|null|debug|list-signal-handling"),
-		opt("u|unset", reqArg, ""),
-		opt("C|chdir", reqArg, "runs the command in another directory"),
-		opt("S|split-string", reqArg, "splits one argument into a command line, hiding the program it runs"),
-		opt("block-signal|default-signal|ignore-signal", optArg, ""),
-	)})
-	register("timeout", &program{launcher: runsCommand, wrapper: &wrapper{leading: 1}, cmd: wrapperCmd(
-		flags("foreground|preserve-status|p|v|verbose"), opt("s|signal", reqArg, ""), opt("k|kill-after", reqArg, ""),
-	)})
-	register("nice", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(opt("n|adjustment", reqArg, ""))})
-	register("nohup", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd()})
-	register("stdbuf", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(values("i|input o|output e|error")...)})
-	register("time", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(
-		flags("p|a|v|q|append|verbose|quiet|portability"), opt("f|format", reqArg, ""),
-		opt("o|output", reqArg, "writes the timing to a file anywhere"),
-	)})
-	register("setsid", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(flags("c|f|w|ctty|fork|wait"))})
-	register("flock", &program{launcher: runsCommand, wrapper: &wrapper{leading: 1, lockCommand: true}, cmd: wrapperCmd(
-		flags("s|x|u|n|o|F|e|shared|exclusive|unlock|nonblock|close|no-fork|verbose"),
-		opt("w|timeout|wait", reqArg, ""), opt("E|conflict-exit-code", reqArg, ""),
-		opt("c|command", reqArg, "runs a shell command while holding the lock"),
-	)})
-	register("xargs", &program{launcher: runsCommand, wrapper: &wrapper{appendsInput: true}, cmd: wrapperCmd(
-		flags("0|p|r|t|x|o|null|interactive|no-run-if-empty|verbose|exit|open-tty|show-limits"),
-		opt("a|arg-file", reqArg, ""), opt("d|delimiter", reqArg, ""), opt("E", reqArg, ""), opt("e|eof", optArg, ""),
-		opt("I", reqArg, ""), opt("i|replace", optArg, ""), opt("L|max-lines", reqArg, ""), opt("l", optArg, ""),
-		opt("n|max-args", reqArg, ""), opt("P|max-procs", reqArg, ""), opt("s|max-chars", reqArg, ""),
-		opt("process-slot-var", reqArg, ""),
-	)})
+	register("env", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{assignments: true}, cmd: wrapperCmd(
+			flags("i|0|v|ignore-environment|null|debug|list-signal-handling"),
+			opt("u|unset", reqArg, ""),
+			opt("C|chdir", reqArg, "runs the command in another directory"),
+			opt("S|split-string", reqArg, "splits one argument into a command line, hiding the program it runs"),
+			opt("block-signal|default-signal|ignore-signal", optArg, ""),
+		)}
+	})
+	register("timeout", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{leading: 1}, cmd: wrapperCmd(
+			flags("foreground|preserve-status|p|v|verbose"), opt("s|signal", reqArg, ""), opt("k|kill-after", reqArg, ""),
+		)}
+	})
+	register("nice", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(opt("n|adjustment", reqArg, ""))}
+	})
+	register("nohup", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd()}
+	})
+	register("stdbuf", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(values("i|input o|output e|error")...)}
+	})
+	register("time", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(
+			flags("p|a|v|q|append|verbose|quiet|portability"), opt("f|format", reqArg, ""),
+			opt("o|output", reqArg, "writes the timing to a file anywhere"),
+		)}
+	})
+	register("setsid", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(flags("c|f|w|ctty|fork|wait"))}
+	})
+	register("flock", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{leading: 1, lockCommand: true}, cmd: wrapperCmd(
+			flags("s|x|u|n|o|F|e|shared|exclusive|unlock|nonblock|close|no-fork|verbose"),
+			opt("w|timeout|wait", reqArg, ""), opt("E|conflict-exit-code", reqArg, ""),
+			opt("c|command", reqArg, "runs a shell command while holding the lock"),
+		)}
+	})
+	register("xargs", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{appendsInput: true}, cmd: wrapperCmd(
+			flags("0|p|r|t|x|o|null|interactive|no-run-if-empty|verbose|exit|open-tty|show-limits"),
+			opt("a|arg-file", reqArg, ""), opt("d|delimiter", reqArg, ""), opt("E", reqArg, ""), opt("e|eof", optArg, ""),
+			opt("I", reqArg, ""), opt("i|replace", optArg, ""), opt("L|max-lines", reqArg, ""), opt("l", optArg, ""),
+			opt("n|max-args", reqArg, ""), opt("P|max-procs", reqArg, ""), opt("s|max-chars", reqArg, ""),
+			opt("process-slot-var", reqArg, ""),
+		)}
+	})
 	describe := option{shorts: "vV", noRun: true}
-	register("command", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(flags("p"), describe)})
-	register("builtin", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd()})
-	register("exec", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(flags("c|l"), opt("a", reqArg, ""))})
-	register("ionice", &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(
-		flags("t|ignore"), opt("c|class", reqArg, ""), opt("n|classdata", reqArg, ""),
-		option{shorts: "pPu", longs: []string{"pid", "pgid", "uid"}, arg: reqArg, noRun: true},
-	)})
+	register("command", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(flags("p"), describe)}
+	})
+	register("builtin", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd()}
+	})
+	register("exec", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(flags("c|l"), opt("a", reqArg, ""))}
+	})
+	register("ionice", func() *program {
+		return &program{launcher: runsCommand, wrapper: &wrapper{}, cmd: wrapperCmd(
+			flags("t|ignore"), opt("c|class", reqArg, ""), opt("n|classdata", reqArg, ""),
+			option{shorts: "pPu", longs: []string{"pid", "pgid", "uid"}, arg: reqArg, noRun: true},
+		)}
+	})
 }
 
 // IsLauncher reports whether argv0 names a program that can run arbitrary
@@ -210,12 +245,12 @@ func programFor(argv0 string, windows bool) *program {
 			}
 		}
 	}
-	if p := catalog[name]; p != nil {
-		return p
+	if entry := catalog[name]; entry != nil {
+		return entry()
 	}
 	stem := strings.TrimSuffix(strings.TrimRight(name, "0123456789."), "-")
-	if stem != name {
-		return catalog[stem]
+	if entry := catalog[stem]; entry != nil && stem != name {
+		return entry()
 	}
 	return nil
 }

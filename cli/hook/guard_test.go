@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentgate/agentgate/prefs"
 )
@@ -48,5 +49,33 @@ func TestHookGuard(t *testing.T) {
 				t.Errorf("%s: everyday %q: decision %q (%s)", agent, line, decision, reason)
 			}
 		}
+	}
+}
+
+// TestHookGuardAppliesToGrants: a program grant for sort allows `sort -u f`
+// through the hook but not `sort -o FILE f`.
+func TestHookGuardAppliesToGrants(t *testing.T) {
+	h := newHookHarness(t)
+	project := t.TempDir()
+	grants := prefs.OpenGrants(h.paths)
+	h.deps.projectRoot = func(string) (string, error) { return project, nil }
+	h.deps.grant = func(argv []string, dir, provider, root string) (prefs.GrantMatch, bool, error) {
+		return grants.Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: root,
+			Resolve: func(argv0 string) (string, bool) { return ResolveProgram(argv0, dir) }})
+	}
+	sortPath, ok := ResolveProgram("sort", "/")
+	if !ok {
+		t.Skip("no sort on PATH")
+	}
+	if _, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: []string{"sort"}, Executable: sortPath, Project: project,
+		AllProviders: true, By: "terminal", For: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	payload := readFixture(t, hookFixtures[ClaudeCode])
+	if decision, reason := decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, withCommand(t, payload, "sort -u f"))); decision != "allow" {
+		t.Errorf("sort -u under a program grant: %q %q", decision, reason)
+	}
+	if decision, _ := decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, withCommand(t, payload, "sort -o /tmp/x f"))); decision == "allow" {
+		t.Error("sort -o allowed by a program grant for sort")
 	}
 }
