@@ -315,7 +315,7 @@ func (c *conn) write(frame []byte) {
 	}
 }
 
-// dispatch handles one request: hello and app.show in order on the reading
+// dispatch handles one request: hello, app.show and app.hand_over in order on the reading
 // goroutine (so a pipelined request after hello sees the session), every
 // other method on a goroutine of its own, so a long poll never holds up the
 // connection.
