@@ -34,14 +34,29 @@ func takeOver(socket string) (*agentbridge.Listener, error) {
 	deadline := time.Now().Add(takeOverPatience)
 	for {
 		ln, err := agentbridge.Listen(socket)
-		if err == nil || !errors.Is(err, agentbridge.ErrAlreadyRunning) || time.Now().After(deadline) {
-			if errors.Is(err, agentbridge.ErrAlreadyRunning) {
-				err = fmt.Errorf("the agentgate serving %s without windows agreed to hand over but still holds the socket after %v; end it (`agentgate ps` shows its runs) and start agentgate again", socket, takeOverPatience)
-			}
+		switch {
+		case err == nil || !errors.Is(err, agentbridge.ErrAlreadyRunning):
 			return ln, err
+		case !errors.Is(err, agentbridge.ErrRunningWithoutWindows) && windowShown(socket):
+			// Another desktop agentgate took the socket first.
+			return nil, agentbridge.ErrAlreadyRunning
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("the agentgate serving %s without windows agreed to hand over but still holds the socket after %v; end it (`agentgate ps` shows its runs) and start agentgate again", socket, takeOverPatience)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// windowShown reports whether the agentgate serving socket answers app.show
+// by showing a window.
+func windowShown(socket string) bool {
+	c, err := client.Dial(socket)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	shown, err := c.Show()
+	return err == nil && shown
 }
 
 // HeadlessRefusal is the no_approver refusal of an agentgate serving without
