@@ -192,7 +192,7 @@ func allowList(e env, store *prefs.Store, provider, root string, withStats bool)
 // listStats prints rules as a table: line, uses, last use, rule, and the
 // last command or the rule's marks.
 func listStats(e env, counter *rulestats.Counter, store *prefs.Store, rules []prefs.Rule) error {
-	stats, err := counter.Stats(store, rules)
+	stats, err := counter.Stats(store.CoveringRule, rules)
 	if stats == nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
-	"time"
 
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
@@ -59,43 +58,11 @@ func allowGrants(e env, project string, args []string) int {
 	tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEFT\tALLOWS\tPROGRAM\tPROJECT\tFOR")
 	for _, g := range shown {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, grantLeft(g, now), grantAllows(g), display.Word(g.Executable), display.Word(g.Project), grantFor(g))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.LeftText(now), g.AllowsText(), display.Word(g.Executable), display.Word(g.Project), g.ForText())
 	}
 	tw.Flush()
 	fmt.Fprintln(e.stdout, "End one with `agentgate allow revoke ID`, all with `agentgate allow revoke --all`.")
 	return exitOK
-}
-
-// grantLeft says how long g has left: "12 min", "until agentgate quits".
-func grantLeft(g prefs.Grant, now time.Time) string {
-	if g.UntilQuit() {
-		return "until agentgate quits"
-	}
-	return display.Duration(g.TimeLeft(now))
-}
-
-// grantAllows says what g allows: "exactly git status", "program ls".
-func grantAllows(g prefs.Grant) string {
-	if g.Kind == prefs.GrantExact {
-		return "exactly " + display.Command(g.Tokens)
-	}
-	return "program " + display.Command(g.Tokens)
-}
-
-// grantFor says whom g applies to and where it was given: "every agent,
-// given at the terminal", "claude-code, given on the card".
-func grantFor(g prefs.Grant) string {
-	who := "every agent"
-	switch {
-	case !g.AllProviders && g.Provider == "":
-		who = "proposals without a provider"
-	case !g.AllProviders:
-		who = display.Word(g.Provider)
-	}
-	if g.By == "terminal" {
-		return who + ", given at the terminal"
-	}
-	return who + ", given on the card"
 }
 
 // allowRevoke is `agentgate allow revoke ID` and `agentgate allow revoke
@@ -111,7 +78,7 @@ func allowRevoke(e env, all bool, args []string) int {
 			fmt.Fprintf(e.stderr, "agentgate allow revoke: %v\n", err)
 			return exitDeclined
 		}
-		fmt.Fprintf(e.stdout, "Revoked %d temporary grants.\n", n)
+		fmt.Fprintf(e.stdout, "Revoked every temporary grant (%d).\n", n)
 		return exitOK
 	case !all && len(args) == 1:
 		if err := grants.Revoke(args[0]); err != nil {

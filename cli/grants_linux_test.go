@@ -138,7 +138,7 @@ func TestGrantPromptLauncherExactOnly(t *testing.T) {
 	if code, _, _ := runCLI(t, s, "run", "--", "env", "rm", marker); code != exitDeclined {
 		t.Fatal("another command through the launcher was allowed by an exact grant")
 	}
-	if code, out, _ := runCLI(t, s, "allow", "revoke", "--all"); code != exitOK || !strings.Contains(out, "Revoked 1 ") {
+	if code, out, _ := runCLI(t, s, "allow", "revoke", "--all"); code != exitOK || !strings.Contains(out, "Revoked every temporary grant (1)") {
 		t.Errorf("revoke --all: exit %d %s", code, out)
 	}
 	if code, out, _ := runCLI(t, s, "allow", "grants"); code != exitOK || !strings.Contains(out, "No temporary grants") {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/agentgate/agentgate/exec/display"
 )
 
 // A grant is a temporary permission a person gave on an approval card or at
@@ -95,6 +97,41 @@ func (g Grant) TimeLeft(now time.Time) time.Duration {
 
 // Text is the grant's tokens as an allow-list line (FormatList).
 func (g Grant) Text() string { return FormatList(g.Tokens) }
+
+// AllowsText says what the grant allows, for a person: "exactly git
+// status", "the program ls" (display form: control and invisible
+// characters escaped).
+func (g Grant) AllowsText() string {
+	if g.Kind == GrantExact {
+		return "exactly " + display.Command(g.Tokens)
+	}
+	return "the program " + display.Command(g.Tokens)
+}
+
+// ForText says whom the grant applies to and where it was given: "every
+// agent, given at the terminal", "claude-code, given on the card".
+func (g Grant) ForText() string {
+	who := "every agent"
+	switch {
+	case !g.AllProviders && g.Provider == "":
+		who = "proposals without a provider"
+	case !g.AllProviders:
+		who = display.Word(g.Provider)
+	}
+	if g.By == "terminal" {
+		return who + ", given at the terminal"
+	}
+	return who + ", given on the card"
+}
+
+// LeftText says how long the grant has left at now: "12 min", "until
+// agentgate quits".
+func (g Grant) LeftText(now time.Time) string {
+	if g.UntilQuit() {
+		return "until agentgate quits"
+	}
+	return display.Duration(g.TimeLeft(now))
+}
 
 // sameThing reports whether g and o grant the same thing to the same
 // proposers: a new grant for the same thing replaces the old one.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/host"
+	"github.com/agentgate/agentgate/agentbridge/rulestats"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/packaging"
@@ -85,6 +86,7 @@ func run() error {
 	exe, _ := os.Executable()
 	d := &desk{
 		app: a, queue: &model.Queue{}, rules: h.Store, gate: h.Broker, paths: paths, executor: h.Executor,
+		grants: h.Grants, instance: h.Instance.ID(), stats: ruleStats(h),
 		past:      model.CachedPast(h.AuditPath),
 		autostart: model.Autostart{ConfigHome: xdg.ConfigHome, Executable: exe},
 		tray:      bus && trayHostPresent(),
@@ -109,6 +111,14 @@ func run() error {
 	return nil
 }
 
+// ruleStats returns the function that gives Preferences the figures of
+// rules: uses from the audit log, counted incrementally in the state
+// directory, and the store's redundancy check.
+func ruleStats(h *host.Host) func([]prefs.Rule) ([]rulestats.Stat, error) {
+	counter := rulestats.New(h.Paths.StateDir, h.AuditPath)
+	return func(rules []prefs.Rule) ([]rulestats.Stat, error) { return counter.Stats(h.Store.CoveringRule, rules) }
+}
+
 // desk is the running desktop app: its windows and what they show.
 type desk struct {
 	// app is the Fyne app.
@@ -125,6 +135,13 @@ type desk struct {
 	executor *exec.Executor
 	// past returns recent commands for the rule preview.
 	past func() []prefs.PastCommand
+	// grants are the temporary grants (nil: none offered or listed).
+	grants *prefs.Grants
+	// instance is this app instance's id, for "until agentgate quits"
+	// grants ("": not offered).
+	instance string
+	// stats returns the rules' figures for Preferences (nil: none shown).
+	stats func([]prefs.Rule) ([]rulestats.Stat, error)
 	// autostart switches "Start at login".
 	autostart model.Autostart
 	// tray is true when a system tray shows the tray icon.
@@ -148,7 +165,10 @@ type desk struct {
 func (d *desk) build() {
 	d.procs = &model.ProcessesModel{StateDir: d.paths.StateDir}
 	_ = d.procs.LoadAll()
-	card := &model.CardModel{Queue: d.queue, Rules: d.rules}
+	card := &model.CardModel{Queue: d.queue, Rules: d.rules, Instance: d.instance}
+	if d.grants != nil {
+		card.Grants = d.grants
+	}
 	cv := newCardView(card, d.past)
 	position := func(w fyne.Window) { positionTopRight(w) }
 	if _, real := d.app.(desktop.App); !real {
@@ -299,12 +319,15 @@ func (d *desk) showPrefs() {
 			projects = append(projects, pc.Project)
 		}
 	}
-	allowed := &model.AllowedModel{Store: d.rules, Past: d.past}
+	allowed := &model.AllowedModel{Store: d.rules, Past: d.past, Stats: d.stats}
+	if d.grants != nil {
+		allowed.Grants = d.grants
+	}
 	pv := newPrefsView(allowed, model.KnownScopes(d.paths, providers, projects), d.app.OpenURL, d.autostart)
 	w := d.app.NewWindow("agentgate — Preferences ▸ Agent ▸ Allowed commands")
 	w.SetContent(pv.root)
 	w.Resize(fyne.NewSize(900, 680))
-	w.SetOnClosed(func() { d.prefsWin = nil })
+	w.SetOnClosed(func() { pv.close(); d.prefsWin = nil })
 	d.prefsWin = w
 	w.Show()
 }

@@ -58,9 +58,11 @@ type cardView struct {
 	status                                  *widget.Label
 	deny, allow                             *widget.Button
 	approve                                 *approveButton
-	// The "Always allow ▾" panel, hidden until the person opens it.
+	// The "Always allow ▾" panel, hidden until the person opens it: what
+	// (program or exact command), how long (always: a rule; or a
+	// temporary grant), and where (the rule's list).
 	allowPanel        *fyne.Container
-	what, where       *widget.RadioGroup
+	what, how, where  *widget.RadioGroup
 	preview, warning  *widget.Label
 	useExact, confirm *widget.Button
 	// bodyScroll scrolls everything between the header and the buttons.
@@ -80,7 +82,7 @@ const CommandMaxHeight = 160
 
 // CardSizeWithPanel is the card's size while the "Always allow" panel is
 // open: taller, so the command stays in view above the panel.
-var CardSizeWithPanel = fyne.NewSize(560, 760)
+var CardSizeWithPanel = fyne.NewSize(560, 800)
 
 // newCardView builds the card's widgets.
 func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView {
@@ -111,6 +113,8 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 	v.approve = newApproveButton("Approve", v.onApprove)
 
 	v.what = widget.NewRadioGroup(nil, func(string) { v.updatePreview() })
+	v.how = widget.NewRadioGroup(nil, func(string) { v.updatePreview() })
+	v.how.Horizontal = true
 	v.where = widget.NewRadioGroup(nil, func(string) { v.updatePreview() })
 	v.preview = proseLabel("")
 	v.warning = proseLabel("")
@@ -123,8 +127,8 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 	v.confirm = widget.NewButtonWithIcon("Save rule and approve", theme.ConfirmIcon(), v.onAlwaysAllow)
 	v.allowPanel = container.NewVBox(
 		widget.NewSeparator(),
-		widget.NewLabelWithStyle("Always allow", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewHBox(v.what, v.where), v.warning, v.useExact, v.preview, v.confirm,
+		widget.NewLabelWithStyle("Allow without asking", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		v.how, container.NewHBox(v.what, v.where), v.warning, v.useExact, v.preview, v.confirm,
 	)
 	v.allowPanel.Hide()
 
@@ -333,12 +337,21 @@ func (v *cardView) rearm() {
 	v.scheduleArm()
 }
 
+// alwaysOption is the "how long" choice that writes a rule.
+const alwaysOption = "Always"
+
 // fillAllowPanel sets the radio options for the current proposal.
 func (v *cardView) fillAllowPanel() {
 	if len(v.choices) == 0 {
-		v.what.Options, v.where.Options = nil, nil
+		v.what.Options, v.how.Options, v.where.Options = nil, nil, nil
 		return
 	}
+	v.how.Options = []string{alwaysOption}
+	for _, l := range v.model.GrantLengths() {
+		v.how.Options = append(v.how.Options, lengthOption(l))
+	}
+	v.how.Selected = alwaysOption
+	v.how.Refresh()
 	req := v.req
 	first := v.choices[0]
 	program := "Program: " + display.Word(req.Command.Argv[0]) + " (any arguments)"
@@ -359,6 +372,27 @@ func (v *cardView) fillAllowPanel() {
 	v.what.Refresh()
 	v.where.Refresh()
 	v.updatePreview()
+}
+
+// lengthOption names a grant length among the "how long" choices, which
+// sit side by side and must fit the card's width: "15 minutes", "Until
+// quit" (the preview below says it whole).
+func lengthOption(l model.GrantLength) string {
+	if l.UntilQuit {
+		return "Until quit"
+	}
+	return l.Label
+}
+
+// selectedLength returns the grant length the "how long" choice selects;
+// ok is false for Always (a rule).
+func (v *cardView) selectedLength() (model.GrantLength, bool) {
+	for _, l := range v.model.GrantLengths() {
+		if v.how.Selected == lengthOption(l) {
+			return l, true
+		}
+	}
+	return model.GrantLength{}, false
 }
 
 // exactIndex is the index of the exact-command option in v.what.
@@ -384,8 +418,32 @@ func (v *cardView) selectedChoice() (model.AllowChoice, bool) {
 }
 
 // updatePreview shows the rule preview and the launcher warning for the
-// selected choice.
+// selected choice, or what the selected temporary grant allows.
 func (v *cardView) updatePreview() {
+	if length, grant := v.selectedLength(); grant && v.req != nil {
+		c, _ := v.selectedChoice()
+		v.where.Hide()
+		v.preview.SetText("Allows " + model.GrantText(v.req, c.Kind, length) +
+			". No rule is written: the grant ends by itself (see Preferences ▸ Temporary grants to end it sooner).")
+		w := model.GrantWarning(v.req, c.Kind)
+		setOptional(v.warning, w)
+		if w == "" {
+			v.useExact.Hide()
+		} else {
+			v.useExact.Show()
+		}
+		text := "Allow for " + length.Label + " and approve"
+		if length.UntilQuit {
+			text = "Allow until agentgate quits and approve"
+		}
+		v.confirm.SetText(text)
+		if v.allowPanel.Visible() {
+			v.bodyScroll.ScrollToBottom()
+			v.writeLayout()
+		}
+		return
+	}
+	v.where.Show()
 	c, ok := v.selectedChoice()
 	if !ok || v.req == nil {
 		v.preview.SetText("")
@@ -410,6 +468,7 @@ func (v *cardView) updatePreview() {
 	if v.allowPanel.Visible() {
 		// The warning may have appeared: keep the confirm button in view.
 		v.bodyScroll.ScrollToBottom()
+		v.writeLayout()
 	}
 }
 
@@ -456,11 +515,16 @@ func (v *cardView) onDeny() { v.report(v.model.Deny(v.message.Text)) }
 // onApprove approves.
 func (v *cardView) onApprove() { v.report(v.model.Approve()) }
 
-// onAlwaysAllow saves the selected rule and approves.
+// onAlwaysAllow saves the selected rule, or gives the selected temporary
+// grant, and approves.
 func (v *cardView) onAlwaysAllow() {
 	c, ok := v.selectedChoice()
 	if !ok {
 		v.report(errors.New("choose what to allow and where"))
+		return
+	}
+	if length, grant := v.selectedLength(); grant {
+		v.report(v.model.AllowFor(c.Kind, length))
 		return
 	}
 	v.report(v.model.AlwaysAllow(c))
@@ -480,7 +544,7 @@ func (v *cardView) report(err error) {
 // control in window pixels).
 func (v *cardView) writeLayout() {
 	path := os.Getenv("AGENTGATE_UI_LAYOUT_FILE")
-	if path == "" || fyne.CurrentApp() == nil {
+	if path == "" || fyne.CurrentApp() == nil || v.req == nil {
 		return
 	}
 	c := fyne.CurrentApp().Driver().CanvasForObject(v.root)
@@ -498,6 +562,9 @@ func (v *cardView) writeLayout() {
 	}
 	if v.allowPanel.Visible() {
 		out["confirm"] = centre(v.confirm)
+		if v.useExact.Visible() {
+			out["use_exact"] = centre(v.useExact)
+		}
 		// The "Program" option of the what-to-allow radios.
 		if n := len(v.what.Options); n > 0 {
 			p := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.what)
@@ -506,6 +573,17 @@ func (v *cardView) writeLayout() {
 			h := v.what.MinSize().Height / float32(n)
 			i := float32(1 - v.exactIndex())
 			out["program"] = [2]int{int((p.X + 3*theme.Padding() + 8) * c.Scale()), int((p.Y + h*i + h/2) * c.Scale())}
+		}
+		// The "how long" options, side by side at equal widths.
+		if n := len(v.how.Options); n > 0 {
+			p := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.how)
+			m := v.how.MinSize()
+			w := m.Width / float32(n)
+			var how [][2]int
+			for i := range n {
+				how = append(how, [2]int{int((p.X + w*float32(i) + 3*theme.Padding() + 8) * c.Scale()), int((p.Y + m.Height/2) * c.Scale())})
+			}
+			out["how"] = how
 		}
 	}
 	data, _ := json.Marshal(out)

@@ -128,12 +128,16 @@ func (e *e2eApp) propose(reason string, argv ...string) wire.ProposeResult {
 
 // cardLayout is what the app writes to AGENTGATE_UI_LAYOUT_FILE.
 type cardLayout struct {
-	ID        string `json:"id"`
-	Deny      [2]int `json:"deny"`
-	Allow     [2]int `json:"allow"`
-	Approve   [2]int `json:"approve"`
-	Confirm   [2]int `json:"confirm"`
-	Program   [2]int `json:"program"`
+	ID      string `json:"id"`
+	Deny    [2]int `json:"deny"`
+	Allow   [2]int `json:"allow"`
+	Approve [2]int `json:"approve"`
+	Confirm [2]int `json:"confirm"`
+	Program [2]int `json:"program"`
+	// How are the "how long" options: Always, 15 minutes, 1 hour, Until quit.
+	How [][2]int `json:"how"`
+	// UseExact is "Allow the exact command instead" (zero when hidden).
+	UseExact  [2]int `json:"use_exact"`
 	PanelOpen bool   `json:"panel_open"`
 }
 
@@ -146,6 +150,19 @@ func (e *e2eApp) armedCard(id string, panelOpen bool) cardLayout {
 		data, err := os.ReadFile(e.layout)
 		return err == nil && json.Unmarshal(data, &l) == nil && l.ID == id && l.PanelOpen == panelOpen
 	}, 20*time.Second, 50*time.Millisecond, "the card for %s never armed", id)
+	return l
+}
+
+// cardLayoutWhere waits until the card's layout for run id satisfies ok
+// and returns it.
+func (e *e2eApp) cardLayoutWhere(id string, ok func(cardLayout) bool) cardLayout {
+	e.t.Helper()
+	var l cardLayout
+	require.Eventually(e.t, func() bool {
+		l = cardLayout{}
+		data, err := os.ReadFile(e.layout)
+		return err == nil && json.Unmarshal(data, &l) == nil && l.ID == id && ok(l)
+	}, 20*time.Second, 50*time.Millisecond, "the card for %s never reached the expected layout", id)
 	return l
 }
 

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"fmt"
 	"image/color"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -29,6 +31,19 @@ type prefsView struct {
 	current int
 	// view is the current scope's content.
 	view model.View
+	// ruleStats are the figures of view's rules (nil until computed, off
+	// the Fyne thread); statsGen numbers the computations so a late one
+	// for another view is dropped.
+	ruleStats []model.RuleStatLine
+	statsGen  int
+	// grantLines are the temporary grants shown; selectedGrant is the index
+	// of the selected one (-1 none).
+	grantLines    []model.GrantLine
+	selectedGrant int
+	// ticker refreshes the grants' time left while the window is open.
+	ticker *time.Ticker
+	// stopTicker ends the ticker's goroutine.
+	stopTicker chan struct{}
 	// selectedRule is the index of the selected rule (-1 none).
 	selectedRule int
 	// shownUntrusted are the rules the trust review showed.
@@ -56,20 +71,55 @@ type prefsView struct {
 	draftWarning, status    *widget.Label
 	add, remove, open       *widget.Button
 	startAtLogin            *widget.Check
-	root                    fyne.CanvasObject
+	// rulesPage is a scope's page; grantsPage the Temporary grants page.
+	rulesPage, grantsPage fyne.CanvasObject
+	// grants lists the grants in force.
+	grants *widget.List
+	// grantsStatus reports what Revoke did.
+	grantsStatus           *widget.Label
+	revokeGrant, revokeAll *widget.Button
+	root                   fyne.CanvasObject
 }
+
+// grantsEntry is the scope list's last entry, the Temporary grants page.
+const grantsEntry = "Temporary grants"
+
+// grantsRefresh is how often the Temporary grants page updates the time
+// each grant has left.
+const grantsRefresh = 5 * time.Second
 
 // newPrefsView builds the Allowed commands view for scopes.
 func newPrefsView(m *model.AllowedModel, scopes []model.ScopeRef, openURL func(*url.URL) error, autostart model.Autostart) *prefsView {
-	v := &prefsView{model: m, scopes: scopes, selectedRule: -1, openURL: openURL, autostart: autostart}
-	v.scopeList = widget.NewList(func() int { return len(v.scopes) },
+	v := &prefsView{model: m, scopes: scopes, selectedRule: -1, selectedGrant: -1, openURL: openURL, autostart: autostart}
+	v.scopeList = widget.NewList(func() int {
+		if m.Grants != nil {
+			return len(v.scopes) + 1
+		}
+		return len(v.scopes)
+	},
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
 			l.Truncation = fyne.TextTruncateEllipsis
 			return l
 		},
-		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.scopes[i].Label()) })
-	v.scopeList.OnSelected = func(i widget.ListItemID) { v.current = i; v.selectedRule = -1; v.reload() }
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(v.scopes) {
+				o.(*widget.Label).SetText(v.scopes[i].Label())
+			} else {
+				o.(*widget.Label).SetText(grantsEntry)
+			}
+		})
+	v.scopeList.OnSelected = func(i widget.ListItemID) {
+		if i >= len(v.scopes) {
+			v.showGrants()
+			return
+		}
+		v.current = i
+		v.selectedRule = -1
+		v.rulesPage.Show()
+		v.grantsPage.Hide()
+		v.reload()
+	}
 
 	v.scopeTitle = widget.NewLabel("")
 	v.scopeTitle.Wrapping = fyne.TextWrapWord
@@ -82,12 +132,25 @@ func newPrefsView(m *model.AllowedModel, scopes []model.ScopeRef, openURL func(*
 			l := widget.NewLabel("")
 			l.TextStyle.Monospace = true
 			l.Truncation = fyne.TextTruncateEllipsis
-			return l
+			return container.New(tightRows{}, l, detailLabel())
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i < len(v.view.Rules) {
-				o.(*widget.Label).SetText(v.view.Rules[i].Text)
+			if i >= len(v.view.Rules) {
+				return
 			}
+			row := o.(*fyne.Container).Objects
+			row[0].(*widget.Label).SetText(v.view.Rules[i].Text)
+			st := row[1].(*widget.Label)
+			st.Importance = widget.MediumImportance
+			text := ""
+			if i < len(v.ruleStats) {
+				text = v.ruleStats[i].Summary
+				if m := v.ruleStats[i].Marks; m != "" {
+					text += "  —  " + m
+					st.Importance = widget.WarningImportance
+				}
+			}
+			st.SetText(text)
 		})
 	v.rules.OnSelected = func(i widget.ListItemID) { v.selectedRule = i; v.remove.Enable() }
 	v.errors = widget.NewLabel("")
@@ -145,8 +208,10 @@ func newPrefsView(m *model.AllowedModel, scopes []model.ScopeRef, openURL func(*
 		container.NewBorder(nil, nil, nil, v.add, v.input),
 		v.draftLine, v.draftWarning, v.draftPreview, v.status,
 	)
-	right := container.NewBorder(head, container.NewVBox(container.NewHBox(v.remove), addBox), nil, nil, v.rules)
-	split := container.NewHSplit(v.scopeList, right)
+	v.rulesPage = container.NewBorder(head, container.NewVBox(container.NewHBox(v.remove), addBox), nil, nil, v.rules)
+	v.grantsPage = v.buildGrantsPage()
+	v.grantsPage.Hide()
+	split := container.NewHSplit(v.scopeList, container.NewStack(v.rulesPage, v.grantsPage))
 	split.SetOffset(0.31)
 	heading := widget.NewLabelWithStyle("Agent ▸ Allowed commands", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	heading.SizeName = theme.SizeNameSubHeadingText
@@ -159,10 +224,26 @@ func newPrefsView(m *model.AllowedModel, scopes []model.ScopeRef, openURL func(*
 // scope returns the scope shown.
 func (v *prefsView) scope() model.ScopeRef { return v.scopes[v.current] }
 
-// reload re-reads the scope shown.
+// reload re-reads the scope shown, and computes its rules' figures in the
+// background.
 func (v *prefsView) reload() {
 	view, err := v.model.View(v.scope())
 	v.view = view
+	v.ruleStats = nil
+	v.statsGen++
+	gen := v.statsGen
+	go func() {
+		stats, err := v.model.RuleStats(view)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "agentgate:", err)
+		}
+		fyne.Do(func() {
+			if gen == v.statsGen {
+				v.ruleStats = stats
+				v.rules.Refresh()
+			}
+		})
+	}()
 	v.scopeTitle.SetText(v.scope().Name() + ": " + v.scope().AppliesTo())
 	v.file.SetText(model.DisplayPath(view.File))
 	msgs := view.Errors
@@ -287,5 +368,174 @@ func (v *prefsView) onStartAtLogin(on bool) {
 		setOptional(v.status, err.Error())
 		v.startAtLogin.Checked = !on
 		v.startAtLogin.Refresh()
+	}
+}
+
+// detailLabel is the second line of a list row: smaller, italic, cut
+// with an ellipsis when too long.
+func detailLabel() *widget.Label {
+	l := widget.NewLabel("")
+	l.TextStyle.Italic = true
+	l.SizeName = theme.SizeNameCaptionText
+	l.Truncation = fyne.TextTruncateEllipsis
+	return l
+}
+
+// tightRows stacks its objects top to bottom with no space between them
+// (a rule and its figures read as one row).
+type tightRows struct{}
+
+// MinSize is the widest object's width and the sum of the heights.
+func (tightRows) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	var size fyne.Size
+	for _, o := range objects {
+		m := o.MinSize()
+		size.Width = max(size.Width, m.Width)
+		size.Height += m.Height - theme.Padding()
+	}
+	return size.AddWidthHeight(0, theme.Padding())
+}
+
+// Layout places the objects one under another, each as wide as the row,
+// overlapping their labels' padding.
+func (tightRows) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	y := float32(0)
+	for _, o := range objects {
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(size.Width, h))
+		y += h - theme.Padding()
+	}
+}
+
+// buildGrantsPage builds the Temporary grants page: the grants in force
+// with what each allows and its time left, Revoke and Revoke all.
+func (v *prefsView) buildGrantsPage() fyne.CanvasObject {
+	title := widget.NewLabelWithStyle("Temporary grants", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	about := widget.NewLabel("Commands allowed for a while, from the approval card or `agentgate run`'s prompt: no rule is " +
+		"written, and each ends by itself. Every host honours them (the app, agentgate run, agentgate mcp and the hooks); " +
+		"revoking ends one at once for all of them.")
+	about.Wrapping = fyne.TextWrapWord
+	v.grants = widget.NewList(func() int { return len(v.grantLines) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.TextStyle.Monospace = true
+			l.Truncation = fyne.TextTruncateEllipsis
+			return container.New(tightRows{}, l, detailLabel())
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(v.grantLines) {
+				row := o.(*fyne.Container).Objects
+				row[0].(*widget.Label).SetText(v.grantLines[i].Allows)
+				row[1].(*widget.Label).SetText(v.grantLines[i].Detail)
+			}
+		})
+	v.grants.OnSelected = func(i widget.ListItemID) { v.selectedGrant = i; v.revokeGrant.Enable() }
+	v.revokeGrant = widget.NewButtonWithIcon("Revoke selected", theme.CancelIcon(), v.onRevokeGrant)
+	v.revokeGrant.Disable()
+	v.revokeAll = widget.NewButtonWithIcon("Revoke all", theme.DeleteIcon(), v.onRevokeAll)
+	v.grantsStatus = widget.NewLabel("")
+	v.grantsStatus.Wrapping = fyne.TextWrapWord
+	v.grantsStatus.Hide()
+	return container.NewBorder(container.NewVBox(title, about), container.NewVBox(container.NewHBox(v.revokeGrant, v.revokeAll), v.grantsStatus),
+		nil, nil, v.grants)
+}
+
+// showGrants shows the Temporary grants page and keeps its times current
+// while the window is open.
+func (v *prefsView) showGrants() {
+	v.rulesPage.Hide()
+	v.grantsPage.Show()
+	v.refreshGrants()
+	if v.ticker == nil {
+		v.ticker, v.stopTicker = time.NewTicker(grantsRefresh), make(chan struct{})
+		go func(tick <-chan time.Time, stop <-chan struct{}) {
+			for {
+				select {
+				case <-tick:
+					fyne.Do(func() {
+						if v.grantsPage.Visible() {
+							v.refreshGrants()
+						}
+					})
+				case <-stop:
+					return
+				}
+			}
+		}(v.ticker.C, v.stopTicker)
+	}
+}
+
+// refreshGrants re-reads the grants in force.
+func (v *prefsView) refreshGrants() {
+	selected := ""
+	if v.selectedGrant >= 0 && v.selectedGrant < len(v.grantLines) {
+		selected = v.grantLines[v.selectedGrant].Grant.ID
+	}
+	lines, err := v.model.GrantLines(time.Now())
+	v.grantLines = lines
+	v.selectedGrant = -1
+	v.grants.UnselectAll()
+	for i, l := range lines {
+		if l.Grant.ID == selected {
+			v.selectedGrant = i
+			v.grants.Select(i)
+		}
+	}
+	if v.selectedGrant < 0 {
+		v.revokeGrant.Disable()
+	}
+	if len(lines) == 0 {
+		v.revokeAll.Disable()
+	} else {
+		v.revokeAll.Enable()
+	}
+	v.grants.Refresh()
+	switch {
+	case err != nil:
+		setOptional(v.grantsStatus, err.Error())
+	case len(lines) == 0:
+		setOptional(v.grantsStatus, noGrants)
+	case v.grantsStatus.Text == noGrants:
+		setOptional(v.grantsStatus, "")
+	}
+}
+
+// noGrants is the Temporary grants page's text when there are none.
+const noGrants = "No temporary grants are in force."
+
+// onRevokeGrant ends the selected grant.
+func (v *prefsView) onRevokeGrant() {
+	if v.selectedGrant < 0 || v.selectedGrant >= len(v.grantLines) {
+		return
+	}
+	g := v.grantLines[v.selectedGrant].Grant
+	v.selectedGrant = -1
+	if err := v.model.Revoke(g.ID); err != nil {
+		setOptional(v.grantsStatus, "Not revoked: "+err.Error())
+		return
+	}
+	v.refreshGrants()
+	setOptional(v.grantsStatus, "Revoked "+g.AllowsText()+". Agents are asked again from now on.")
+}
+
+// onRevokeAll ends every grant.
+func (v *prefsView) onRevokeAll() {
+	n, err := v.model.RevokeAll()
+	if err != nil {
+		setOptional(v.grantsStatus, "Not revoked: "+err.Error())
+		return
+	}
+	v.refreshGrants()
+	setOptional(v.grantsStatus, fmt.Sprintf("Revoked every temporary grant (%d).", n))
+}
+
+// close stops the view's background work (the grants' ticker); the
+// window calls it when it closes.
+func (v *prefsView) close() {
+	if v.ticker != nil {
+		v.ticker.Stop()
+		close(v.stopTicker)
+		v.ticker = nil
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/prefs"
 )
@@ -154,10 +155,28 @@ func makeDemoHome(t *testing.T, home string) string {
 	paths := prefs.Paths{ConfigDir: filepath.Join(home, ".config", "agentgate"), StateDir: filepath.Join(home, ".local", "state", "agentgate")}
 	store, err := prefs.Open(paths)
 	require.NoError(t, err)
-	for _, r := range [][]string{{"git", "status"}, {"git", "diff"}, {"git", "log"}, {"ls"}, {"rg"}, {"wc"}} {
+	for _, r := range [][]string{{"git", "status"}, {"git", "diff"}, {"ls"}, {"ls", "-la"}, {"wc"}, {"rg"}, {"git", "log"}} {
 		_, err := store.Add(prefs.ScopeGlobal, "", "", r)
 		require.NoError(t, err)
 	}
+	// History for the rule statistics: `wc` last allowed something 40 days
+	// ago (unused for 30 days); `ls -la` is covered by `ls` (redundant).
+	log, err := audit.Open(audit.Path(paths.StateDir), audit.Options{Host: "app"})
+	require.NoError(t, err)
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	for i, argv := range [][]string{{"wc", "-l", "src/cart.js"}, {"wc", "-l", "src/checkout.js"}} {
+		at := old.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, log.Append(audit.Entry{Time: at, Kind: audit.KindDecision, Provider: demoProvider, Decision: audit.DecisionRule,
+			Argv: argv, ProjectRoot: project, Rule: &audit.Rule{Text: "wc", Scope: "global", File: paths.GlobalFile(), Line: 5}}))
+	}
+	require.NoError(t, log.Close())
+	// A grant given at `agentgate run`'s prompt: the Playwright suite, in
+	// this project, for every agent, for an hour.
+	npm, err := osexec.LookPath("npm")
+	require.NoError(t, err)
+	_, err = prefs.OpenGrants(paths).Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"npm", "run", "test:e2e", "--", "--project=chromium"},
+		Executable: npm, Project: project, AllProviders: true, By: "terminal", For: time.Hour})
+	require.NoError(t, err)
 	for _, r := range [][]string{{"npm", "run", "lint"}, {"npm", "run", "build"}} {
 		_, err := store.Add(prefs.ScopeProvider, demoProvider, "", r)
 		require.NoError(t, err)
@@ -288,6 +307,7 @@ func TestScreenshots(t *testing.T) {
 		// Preferences: Global, then the project with its trust review.
 		xdo(t, "key", "--window", main, "ctrl+comma")
 		prefsWin := window(t, "Preferences")
+		time.Sleep(2 * time.Second) // the rule statistics are read from the audit log in the background
 		shot(prefsWin, "preferences")
 		click(t, prefsWin, [2]int{120, projectRowY})
 		shot(prefsWin, "preferences-project")
@@ -304,8 +324,20 @@ func TestScreenshots(t *testing.T) {
 		t.Logf("card layout with the panel open: %+v", l)
 		click(t, card, l.Program)
 		shot(card, "always-allow")
-		_, err := e.c.Cancel(context.Background(), p.RunID)
-		require.NoError(t, err)
+		// The same panel, "for 15 minutes": a temporary grant instead of
+		// a rule. Given, it approves the command.
+		// The launcher warning scrolled the panel: read the layout again.
+		l = e.cardLayoutWhere(p.RunID, func(l cardLayout) bool { return l.UseExact != [2]int{} })
+		require.Len(t, l.How, 4, "how-long options: Always, 15 minutes, 1 hour, Until quit")
+		click(t, card, l.How[1])
+		// npm runs other code: only its exact command can be granted.
+		time.Sleep(300 * time.Millisecond)
+		l = e.cardLayoutWhere(p.RunID, func(l cardLayout) bool { return l.UseExact != [2]int{} })
+		click(t, card, l.UseExact)
+		l = e.cardLayoutWhere(p.RunID, func(l cardLayout) bool { return l.UseExact == [2]int{} })
+		shot(card, "card-grant")
+		click(t, card, l.Confirm)
+		require.Equal(t, "exited", e.waitDone(p.RunID))
 
 		for _, c := range []struct {
 			name, reason string
@@ -321,6 +353,13 @@ func TestScreenshots(t *testing.T) {
 			_, err := e.c.Cancel(context.Background(), p.RunID)
 			require.NoError(t, err)
 		}
+		// Preferences ▸ Temporary grants: the card's grant and the
+		// terminal's, with their time left.
+		xdo(t, "windowraise", prefsWin)
+		xdo(t, "windowfocus", "--sync", prefsWin)
+		click(t, prefsWin, [2]int{120, grantsRowY})
+		shot(prefsWin, "preferences-grants")
+
 		_, _ = e.c.Cancel(context.Background(), running)
 		e.waitDone(running)
 		e.stop()
@@ -330,6 +369,9 @@ func TestScreenshots(t *testing.T) {
 // projectRowY is the y of the third scope row (the project) in the
 // Preferences window, in window pixels.
 const projectRowY = 160
+
+// grantsRowY is the y of the fourth row (Temporary grants).
+const grantsRowY = 198
 
 // longCurl is a long command that needs scrolling on the card.
 var longCurl = []string{"curl", "-sS", "--fail-with-body", "-X", "POST", "https://staging.webshop.example/api/v2/orders/checkout",

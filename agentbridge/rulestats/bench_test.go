@@ -79,7 +79,7 @@ func BenchmarkStatsFirstRead100k(b *testing.B) {
 		b.StopTimer()
 		os.Remove(cache)
 		b.StartTimer()
-		if _, err := w.counter.Stats(w.store, list); err != nil {
+		if _, err := w.counter.Stats(w.store.CoveringRule, list); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func BenchmarkStatsFirstRead100k(b *testing.B) {
 // Preferences or `allow list --stats` meet them.
 func BenchmarkStatsUpdate100k(b *testing.B) {
 	w, list, path := benchWorld(b)
-	if _, err := w.counter.Stats(w.store, list); err != nil {
+	if _, err := w.counter.Stats(w.store.CoveringRule, list); err != nil {
 		b.Fatal(err)
 	}
 	n := benchEntries
@@ -100,7 +100,7 @@ func BenchmarkStatsUpdate100k(b *testing.B) {
 		writeBenchLog(b, path, list, w.now.Add(-48*time.Hour), n, 30)
 		n += 30
 		b.StartTimer()
-		st, err := w.counter.Stats(w.store, list)
+		st, err := w.counter.Stats(w.store.CoveringRule, list)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -160,12 +160,13 @@ func (s Stat) Summary() string {
 
 // Stats reads what the audit log gained since the last update and returns
 // the figures of rules, with their marks: unused (no use in UnusedAfter,
-// and known that long) and redundant (covered by another rule of store; no
-// redundancy is looked for when store is nil). Rules seen for the first
-// time are remembered from now on, so that a rule added today is not
-// called unused. A failure to read the log or to keep the cache is an
-// error, with the figures as far as they could be had.
-func (c *Counter) Stats(store *prefs.Store, rules []prefs.Rule) ([]Stat, error) {
+// and known that long) and redundant (covering returns the rule that
+// covers it, as prefs.Store.CoveringRule does; nil looks for no
+// redundancy). Rules seen for the first time are remembered from now on,
+// so that a rule added today is not called unused. A failure to read the
+// log or to keep the cache is an error, with the figures as far as they
+// could be had.
+func (c *Counter) Stats(covering func(prefs.Rule) *prefs.Rule, rules []prefs.Rule) ([]Stat, error) {
 	now := c.now()
 	var stats []Stat
 	err := c.update(func(byKey map[Key]*record) {
@@ -179,8 +180,8 @@ func (c *Counter) Stats(store *prefs.Store, rules []prefs.Rule) ([]Stat, error) 
 			}
 			stats[i] = Stat{Rule: r, Use: rec.Use,
 				Unused: now.Sub(rec.FirstSeen) >= UnusedAfter && (rec.Last.IsZero() || now.Sub(rec.Last) >= UnusedAfter)}
-			if store != nil {
-				stats[i].CoveredBy = store.CoveringRule(r)
+			if covering != nil {
+				stats[i].CoveredBy = covering(r)
 			}
 		}
 	})

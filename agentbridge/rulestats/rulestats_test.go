@@ -70,7 +70,7 @@ func (w *world) stats(t testing.TB) []Stat {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := w.counter.Stats(w.store, rules)
+	st, err := w.counter.Stats(w.store.CoveringRule, rules)
 	if err != nil {
 		t.Fatal(err)
 	}

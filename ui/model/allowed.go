@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentgate/agentgate/agentbridge/rulestats"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs"
@@ -123,6 +124,13 @@ type AllowedModel struct {
 	// Past returns recent commands from the audit log for the rule preview;
 	// nil means none.
 	Past func() []prefs.PastCommand
+	// Stats returns the figures of rules from the audit log
+	// (rulestats.Counter.Stats with the store's CoveringRule); nil shows
+	// none.
+	Stats func(rules []prefs.Rule) ([]rulestats.Stat, error)
+	// Grants are the temporary grants the Temporary grants section lists
+	// and revokes; nil shows no such section.
+	Grants GrantKeeper
 }
 
 // RuleLine is one row of a scope's view.

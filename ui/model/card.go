@@ -39,6 +39,11 @@ type CardModel struct {
 	Queue *Queue
 	// Rules receives "Always allow" rules.
 	Rules RuleAdder
+	// Grants receives temporary grants ("for 15 minutes"…); nil offers none.
+	Grants GrantGiver
+	// Instance is the app instance "until agentgate quits" grants belong to
+	// (prefs.Instance.ID); "" does not offer that length.
+	Instance string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 
