@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/internal/platformtest"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -93,6 +94,7 @@ func TestListenRefusesSharedDirectory(t *testing.T) {
 }
 
 func TestConcurrentStartsYieldOneBridge(t *testing.T) {
+	platformtest.RequireUnixSockets(t)
 	path := filepath.Join(shortDir(t), "bridge.sock")
 	var wg sync.WaitGroup
 	var won, lost atomic.Int32

@@ -64,8 +64,8 @@ func TestAllowAddRemoveAtTerminal(t *testing.T) {
 }
 
 func TestLogShowsEntries(t *testing.T) {
-	s := newCLISandbox(t, "true\n")
-	if code, _, stderr := runCLI(t, s, "run", "--", "true"); code != 0 {
+	s := newCLISandbox(t, "")
+	if code, _, stderr := runCLI(t, s, "run", "--", s.trueProgram(t)); code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
 	var out, errOut bytes.Buffer

@@ -6,6 +6,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -18,7 +19,14 @@ import (
 // arguments), so tests run `agentgate run` as a real process, in a pty.
 const asCLIEnv = "AGENTGATE_TEST_AS_CLI"
 
+// trueStandIn is the name under which the test binary acts as `true` (exit
+// 0 at once): Windows has no true (see trueProgram).
+const trueStandIn = "true.exe"
+
 func TestMain(m *testing.M) {
+	if self, err := os.Executable(); err == nil && strings.EqualFold(filepath.Base(self), trueStandIn) {
+		os.Exit(0)
+	}
 	unixpg.MaybeSupervise()
 	if os.Getenv(asCLIEnv) == "1" {
 		os.Exit(Main(os.Args[1:]))
@@ -62,6 +70,39 @@ func newCLISandbox(t *testing.T, globalRules string) *cliSandbox {
 		"XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run"),
 		"AGENTGATE_SOCKET="+filepath.Join(home, "no-app.sock"), asCLIEnv+"=1")
 	return s
+}
+
+// trueProgram returns argv[0] of a program that exits 0 at once and adds
+// the rule allowing it to the sandbox's global list. On Unix that is
+// `true`. Windows has no true: there it is a copy of the test binary named
+// true.exe (see TestMain), by its absolute path, since runs get the
+// person's login PATH, not the sandbox's.
+func (s *cliSandbox) trueProgram(t *testing.T) string {
+	t.Helper()
+	prog := "true"
+	if runtime.GOOS == "windows" {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog = filepath.Join(s.home, trueStandIn)
+		if err := os.WriteFile(prog, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(s.paths.GlobalFile(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(prefs.FormatList([]string{prog}) + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }
 
 // command returns the test binary as `agentgate args…`, in the project.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func TestCodexTrustedHashMatchesCodex(t *testing.T) {
 func TestSerdeJSONString(t *testing.T) {
 	for in, want := range map[string]string{
 		`plain`:           `"plain"`,
-		"q\"b\\":         `"q\"b\\"`,
+		"q\"b\\":          `"q\"b\\"`,
 		"\b\t\n\f\r":      `"\b\t\n\f\r"`,
 		"\x01\x1f\x7f":    `"\u0001\u001f` + "\x7f\"",
 		"café <&> \u2028": "\"café <&> \u2028\"",
@@ -80,7 +81,7 @@ func TestSetupCodexTrustsAndRenews(t *testing.T) {
 		t.Fatalf("handlers %+v\n%s", handlers, data)
 	}
 	for _, hd := range handlers {
-		if hd.Command != bin1+" hook codex" || hd.Timeout != 600 || *hd.Matcher != "Bash" {
+		if hd.Command != hookCommand(bin1, "hook", "codex") || hd.Timeout != 600 || *hd.Matcher != "Bash" {
 			t.Errorf("handler %+v", hd)
 		}
 		if got := cfg.state[hd.trustKey(file)]["trusted_hash"]; got != hd.trustedHash() {
@@ -109,7 +110,7 @@ func TestSetupCodexTrustsAndRenews(t *testing.T) {
 		t.Fatalf("after the move: handlers %+v\n%s", handlers, moved)
 	}
 	for _, hd := range handlers {
-		if hd.Command != bin2+" hook codex" || cfg.state[hd.trustKey(file)]["trusted_hash"] != hd.trustedHash() {
+		if hd.Command != hookCommand(bin2, "hook", "codex") || cfg.state[hd.trustKey(file)]["trusted_hash"] != hd.trustedHash() {
 			t.Errorf("after the move: %+v, trust %v", hd, cfg.state[hd.trustKey(file)])
 		}
 	}
@@ -154,7 +155,7 @@ timeout = 600
 
 [hooks.state]
 
-[hooks.state."` + file + `:pre_tool_use:0:0"]
+[hooks.state.` + tomlString(file+":pre_tool_use:0:0") + `]
 enabled = false
 trusted_hash = "sha256:0000"
 
@@ -177,7 +178,7 @@ x = 1
 	if len(handlers) != 2 || cfg.state[key]["trusted_hash"] != handlers[0].trustedHash() || cfg.state[key]["enabled"] != nil {
 		t.Errorf("state %v, handlers %+v\n%s", cfg.state, handlers, data)
 	}
-	if strings.Count(data, `[hooks.state."`+file+`:pre_tool_use:0:0"]`) != 1 {
+	if strings.Count(data, "[hooks.state."+tomlString(key)+"]") != 1 {
 		t.Errorf("state table duplicated:\n%s", data)
 	}
 	if !strings.Contains(data, "[tui]\nx = 1\n") {
@@ -200,9 +201,9 @@ func TestSetupCheckCodexProblems(t *testing.T) {
 	writeExecutable(t, exe)
 	for _, tc := range []struct{ name, config, want string }{
 		{"missing", "", "no agentgate PreToolUse hook"},
-		{"untrusted", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"" + exe + " hook codex\"\n", "has not trusted"},
-		{"changed", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"" + exe + " hook codex\"\n[hooks.state.\"" + file + ":pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:00\"\n", "changed since Codex trusted it"},
-		{"short timeout", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"" + exe + " hook codex\"\ntimeout = 30\n", "times out after 30s"},
+		{"untrusted", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " + tomlString(hookCommand(exe, "hook", "codex")) + "\n", "has not trusted"},
+		{"changed", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " + tomlString(hookCommand(exe, "hook", "codex")) + "\n[hooks.state." + tomlString(file+":pre_tool_use:0:0") + "]\ntrusted_hash = \"sha256:00\"\n", "changed since Codex trusted it"},
+		{"short timeout", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " + tomlString(hookCommand(exe, "hook", "codex")) + "\ntimeout = 30\n", "times out after 30s"},
 		{"feature off", "[features]\ncodex_hooks = false\n", "features.codex_hooks = false"},
 		{"program gone", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/nonexistent/agentgate hook codex\"\n", "does not exist"},
 	} {
@@ -257,8 +258,8 @@ func TestSetupGeminiEnablesHooks(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	command := exe + " hook gemini"
-	if err := os.WriteFile(file, []byte(`{"hooksConfig": {"enabled": false, "disabled": ["x", "`+command+`"]}}`), 0o600); err != nil {
+	command, _ := json.Marshal(hookCommand(exe, "hook", "gemini"))
+	if err := os.WriteFile(file, []byte(`{"hooksConfig": {"enabled": false, "disabled": ["x", `+string(command)+`]}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	system := filepath.Join(h.home, "system-settings.json")

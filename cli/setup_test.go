@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/tidwall/gjson"
 
+	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/shellword"
 	"github.com/agentgate/agentgate/prefs/agents"
 )
@@ -308,18 +309,26 @@ func writeExecutable(t *testing.T, path string) {
 	}
 }
 
+// hookCommand is the hook command setup writes for the executable exe and
+// the words after it: exe as one shell word (display.Word quotes it when it
+// holds a space, a backslash — every Windows path — or another character a
+// shell would interpret), then the words.
+func hookCommand(exe string, words ...string) string {
+	return display.Word(exe) + " " + strings.Join(words, " ")
+}
+
 func TestHookCommandFor(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "agentgate")
 	writeExecutable(t, exe)
-	if got, want := hookCommandFor(exe, "codex"), exe+" hook codex"; got != want {
+	if got, want := hookCommandFor(exe, "codex"), hookCommand(exe, "hook", "codex"); got != want {
 		t.Errorf("no agentgate-hook beside agentgate: %q, want %q", got, want)
 	}
 	lean := filepath.Join(dir, hookExecutableName())
 	if err := os.Mkdir(lean, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := hookCommandFor(exe, "codex"), exe+" hook codex"; got != want {
+	if got, want := hookCommandFor(exe, "codex"), hookCommand(exe, "hook", "codex"); got != want {
 		t.Errorf("a directory named agentgate-hook: %q, want %q", got, want)
 	}
 	if err := os.Remove(lean); err != nil {
@@ -329,7 +338,7 @@ func TestHookCommandFor(t *testing.T) {
 		if err := os.WriteFile(lean, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := hookCommandFor(exe, "codex"), exe+" hook codex"; got != want {
+		if got, want := hookCommandFor(exe, "codex"), hookCommand(exe, "hook", "codex"); got != want {
 			t.Errorf("agentgate-hook not executable: %q, want %q", got, want)
 		}
 		if err := os.Remove(lean); err != nil {
@@ -338,7 +347,7 @@ func TestHookCommandFor(t *testing.T) {
 	}
 	writeExecutable(t, lean)
 	for _, agent := range []string{"claude-code", "gemini", "codex"} {
-		if got, want := hookCommandFor(exe, agent), lean+" "+agent; got != want {
+		if got, want := hookCommandFor(exe, agent), hookCommand(lean, agent); got != want {
 			t.Errorf("agentgate-hook beside agentgate: %q, want %q", got, want)
 		}
 	}
@@ -395,8 +404,8 @@ func TestSetupWritesLeanHookBesideAgentgate(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, h.stderr.String())
 	}
 	data, _ := os.ReadFile(file)
-	if got := gjson.GetBytes(data, "hooks.PreToolUse.0.hooks.0.command").String(); got != lean+" claude-code" {
-		t.Errorf("command %q, want %q", got, lean+" claude-code")
+	if got := gjson.GetBytes(data, "hooks.PreToolUse.0.hooks.0.command").String(); got != hookCommand(lean, "claude-code") {
+		t.Errorf("command %q, want %q", got, hookCommand(lean, "claude-code"))
 	}
 	if err := os.Remove(lean); err != nil {
 		t.Fatal(err)
@@ -410,8 +419,8 @@ func TestSetupWritesLeanHookBesideAgentgate(t *testing.T) {
 	if n := len(gjson.GetBytes(data, "hooks.PreToolUse").Array()); n != 1 {
 		t.Errorf("%d PreToolUse groups, want 1 (replaced in place)", n)
 	}
-	if got := gjson.GetBytes(data, "hooks.PreToolUse.0.hooks.0.command").String(); got != exe+" hook claude-code" {
-		t.Errorf("command %q, want %q", got, exe+" hook claude-code")
+	if got := gjson.GetBytes(data, "hooks.PreToolUse.0.hooks.0.command").String(); got != hookCommand(exe, "hook", "claude-code") {
+		t.Errorf("command %q, want %q", got, hookCommand(exe, "hook", "claude-code"))
 	}
 }
 

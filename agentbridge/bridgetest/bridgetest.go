@@ -24,6 +24,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/changes"
+	"github.com/agentgate/agentgate/internal/platformtest"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -82,6 +83,7 @@ type Bridge struct {
 // Start starts a bridge and registers its teardown with t.
 func Start(t testing.TB, opts Options) *Bridge {
 	t.Helper()
+	platformtest.RequireUnixSockets(t)
 	base := t.TempDir()
 	// A short socket directory: sun_path holds 108 bytes (104 on macOS) and
 	// test temp dirs carry the test's name.

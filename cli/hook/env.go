@@ -64,15 +64,25 @@ func Main(args []string) int {
 // state, then appends its two audit entries (proposal and decision) with
 // one write and one fsync.
 func Run(args []string, e Env) int {
-	return runHook(args, e.Stdin, e.Stdout, e.Stderr, realDeps(e))
+	deps, closeDeps := realDeps(e)
+	defer closeDeps()
+	return runHook(args, e.Stdin, e.Stdout, e.Stderr, deps)
 }
 
 // realDeps connects the hook to the person's allow-lists, audit log and
-// desktop app, each opened on first use.
-func realDeps(e Env) hookDeps {
+// desktop app, each opened on first use, and returns the function that
+// closes the audit log if it was opened (so that a caller running the hook
+// in-process, as the tests do, leaves no handle open: on Windows an open
+// file cannot be deleted).
+func realDeps(e Env) (hookDeps, func()) {
 	var store *prefs.Store
 	var storeErr error
 	var log *audit.Log
+	closeLog := func() {
+		if log != nil {
+			log.Close()
+		}
+	}
 	return hookDeps{
 		decide: func(q prefs.Query) prefs.Decision {
 			if store == nil && storeErr == nil {
@@ -102,7 +112,7 @@ func realDeps(e Env) hookDeps {
 		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
 		projectRoot: prefs.ProjectRoot,
 		claudeAsk:   func() bool { return agents.ClaudeAskShowsPrompt(e.Paths.StateDir) },
-	}
+	}, closeLog
 }
 
 // ResolveProgram returns the absolute path the agent's shell would run for

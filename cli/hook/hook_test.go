@@ -196,14 +196,21 @@ func TestHookAllowedSimpleCommand(t *testing.T) {
 	}
 }
 
+// jsonText returns s as it appears inside a JSON string (a Windows path's
+// backslashes escaped), for expected output and payloads built by hand.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
 func TestHookExactOutputShapes(t *testing.T) {
 	h := newHookHarness(t)
 	for _, tc := range []struct {
 		agent, fixture, want string
 	}{
-		{ClaudeCode, "claude-code-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}}` + "\n"},
-		{Codex, "codex-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)","updatedInput":{"command":"git status"}}}` + "\n"},
-		{Gemini, "gemini-beforetool-shell.json", `{"decision":"allow","reason":"agentgate: allowed by rule «git status» (global, ` + h.paths.GlobalFile() + `:2)"}` + "\n"},
+		{ClaudeCode, "claude-code-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + jsonText(h.paths.GlobalFile()) + `:2)"}}` + "\n"},
+		{Codex, "codex-pretooluse-bash.json", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"agentgate: allowed by rule «git status» (global, ` + jsonText(h.paths.GlobalFile()) + `:2)","updatedInput":{"command":"git status"}}}` + "\n"},
+		{Gemini, "gemini-beforetool-shell.json", `{"decision":"allow","reason":"agentgate: allowed by rule «git status» (global, ` + jsonText(h.paths.GlobalFile()) + `:2)"}` + "\n"},
 		{ClaudeCode, "claude-code-permissionrequest-bash.json", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"},
 	} {
 		if got := h.run(t, tc.agent, readFixture(t, tc.fixture)); got != tc.want {
@@ -491,7 +498,8 @@ func TestParseHookPayloadGeminiDirPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.Dir != "/home/ada/src/app/sub/dir" || req.Cwd != "/home/ada/src/app" || req.CommandLine != "ls" {
+	// The fixture's cwd is a Unix path; on Windows it is joined with '\'.
+	if req.Dir != filepath.Join("/home/ada/src/app", "sub", "dir") || req.Cwd != "/home/ada/src/app" || req.CommandLine != "ls" {
 		t.Errorf("request %+v", req)
 	}
 }
@@ -573,7 +581,7 @@ func TestRunWithRealConnections(t *testing.T) {
 	if err := os.WriteFile(paths.GlobalFile(), []byte("git status\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	payload := bytes.ReplaceAll(readFixture(t, "claude-code-pretooluse-bash.json"), []byte("/home/ada/src/app"), []byte(project))
+	payload := bytes.ReplaceAll(readFixture(t, "claude-code-pretooluse-bash.json"), []byte("/home/ada/src/app"), []byte(jsonText(project)))
 	run := func(payload []byte) string {
 		var stdout, stderr bytes.Buffer
 		e := Env{Stdin: bytes.NewReader(payload), Stdout: &stdout, Stderr: &stderr, Paths: paths,

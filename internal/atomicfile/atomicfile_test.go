@@ -105,7 +105,10 @@ func TestReplaceWhileOpen(t *testing.T) {
 	assert.Equal(t, "new", string(data))
 }
 
+// TestOpenAppendAppends appends through several handles at once (as
+// several processes do): no write overwrites another.
 func TestOpenAppendAppends(t *testing.T) {
+	platformtest.RequireAtomicAppends(t)
 	path := filepath.Join(t.TempDir(), "log")
 	var wg sync.WaitGroup
 	for i := range 4 {
