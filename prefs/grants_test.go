@@ -6,11 +6,12 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentgate/agentgate/internal/platformtest"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -61,19 +62,9 @@ func match(t *testing.T, g *Grants, argv []string, exe, provider, project string
 }
 
 var (
-	testProject = abs("/home/me/src/app")
-	testGit     = abs("/usr/bin/git")
+	testProject = platformtest.NativePath("/home/me/src/app")
+	testGit     = platformtest.NativePath("/usr/bin/git")
 )
-
-// abs makes the Unix-style absolute path p absolute on this platform too
-// (on Windows: C:\ and backslashes), so that the grants' tests use the
-// same paths everywhere.
-func abs(p string) string {
-	if runtime.GOOS == "windows" {
-		return `C:` + filepath.FromSlash(p)
-	}
-	return p
-}
 
 func TestGrantExpiresOnTheClock(t *testing.T) {
 	g, clock := testGrants(t)
@@ -103,7 +94,7 @@ func TestGrantExpiresOnTheClock(t *testing.T) {
 
 func TestGrantReplacesNotStacks(t *testing.T) {
 	g, clock := testGrants(t)
-	req := GrantRequest{Kind: GrantProgram, Argv: []string{"rg", "-n", "TODO"}, Executable: abs("/usr/bin/rg"), Project: testProject,
+	req := GrantRequest{Kind: GrantProgram, Argv: []string{"rg", "-n", "TODO"}, Executable: platformtest.NativePath("/usr/bin/rg"), Project: testProject,
 		AllProviders: true, By: "terminal", For: time.Hour}
 	first := give(t, g, req)
 	clock.Advance(10 * time.Minute)
@@ -119,14 +110,14 @@ func TestGrantReplacesNotStacks(t *testing.T) {
 	}
 	// The new grant's end holds, even though it is earlier than the old one's.
 	clock.Advance(15 * time.Minute)
-	if _, ok := match(t, g, []string{"rg", "x"}, abs("/usr/bin/rg"), "gemini", testProject); ok {
+	if _, ok := match(t, g, []string{"rg", "x"}, platformtest.NativePath("/usr/bin/rg"), "gemini", testProject); ok {
 		t.Fatal("the replaced grant's longer end still applied: grants stacked")
 	}
 	// Different things do not replace each other.
-	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"rg", "FIXME"}, Executable: abs("/usr/bin/rg"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour})
-	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"rg"}, Executable: abs("/usr/bin/rg"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour})
-	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"rg"}, Executable: abs("/usr/bin/rg"), Project: testProject, Provider: "codex", By: "card", For: time.Hour})
-	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"rg"}, Executable: abs("/usr/bin/rg"), Project: abs("/other"), AllProviders: true, By: "terminal", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"rg", "FIXME"}, Executable: platformtest.NativePath("/usr/bin/rg"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"rg"}, Executable: platformtest.NativePath("/usr/bin/rg"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"rg"}, Executable: platformtest.NativePath("/usr/bin/rg"), Project: testProject, Provider: "codex", By: "card", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"rg"}, Executable: platformtest.NativePath("/usr/bin/rg"), Project: platformtest.NativePath("/other"), AllProviders: true, By: "terminal", For: time.Hour})
 	if list, _ := g.List(); len(list) != 4 {
 		t.Fatalf("%d grants for four different things, want 4: %+v", len(list), list)
 	}
@@ -135,8 +126,8 @@ func TestGrantReplacesNotStacks(t *testing.T) {
 func TestGrantBinding(t *testing.T) {
 	g, _ := testGrants(t)
 	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"git", "status"}, Executable: testGit, Project: testProject, Provider: "claude-code", By: "card", For: time.Hour})
-	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"ls", "-l"}, Executable: abs("/bin/ls"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour})
-	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"make", "test"}, Executable: abs("/usr/bin/make"), Project: testProject, By: "card", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"ls", "-l"}, Executable: platformtest.NativePath("/bin/ls"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"make", "test"}, Executable: platformtest.NativePath("/usr/bin/make"), Project: testProject, By: "card", For: time.Hour})
 	for _, c := range []struct {
 		name     string
 		argv     []string
@@ -150,15 +141,15 @@ func TestGrantBinding(t *testing.T) {
 		{"exact command with one fewer", []string{"git"}, testGit, "claude-code", testProject, false},
 		{"exact command, another provider", []string{"git", "status"}, testGit, "codex", testProject, false},
 		{"exact command, no provider", []string{"git", "status"}, testGit, "", testProject, false},
-		{"exact command, another project", []string{"git", "status"}, testGit, "claude-code", abs("/home/me/src/other"), false},
+		{"exact command, another project", []string{"git", "status"}, testGit, "claude-code", platformtest.NativePath("/home/me/src/other"), false},
 		{"exact command, a subdirectory is not the project", []string{"git", "status"}, testGit, "claude-code", filepath.Join(testProject, "sub"), false},
-		{"exact command resolved to another file", []string{"git", "status"}, abs("/tmp/evil/git"), "claude-code", testProject, false},
-		{"exact command named by its path", []string{abs("/usr/bin/git"), "status"}, testGit, "claude-code", testProject, false},
-		{"program grant, any arguments", []string{"ls", "-la", "/"}, abs("/bin/ls"), "gemini", testProject, true},
-		{"program grant, no provider", []string{"ls"}, abs("/bin/ls"), "", testProject, true},
-		{"program grant resolved elsewhere", []string{"ls"}, abs("/usr/local/bin/ls"), "gemini", testProject, false},
-		{"card grant without provider, no provider", []string{"make", "test"}, abs("/usr/bin/make"), "", testProject, true},
-		{"card grant without provider, a provider", []string{"make", "test"}, abs("/usr/bin/make"), "codex", testProject, false},
+		{"exact command resolved to another file", []string{"git", "status"}, platformtest.NativePath("/tmp/evil/git"), "claude-code", testProject, false},
+		{"exact command named by its path", []string{platformtest.NativePath("/usr/bin/git"), "status"}, testGit, "claude-code", testProject, false},
+		{"program grant, any arguments", []string{"ls", "-la", "/"}, platformtest.NativePath("/bin/ls"), "gemini", testProject, true},
+		{"program grant, no provider", []string{"ls"}, platformtest.NativePath("/bin/ls"), "", testProject, true},
+		{"program grant resolved elsewhere", []string{"ls"}, platformtest.NativePath("/usr/local/bin/ls"), "gemini", testProject, false},
+		{"card grant without provider, no provider", []string{"make", "test"}, platformtest.NativePath("/usr/bin/make"), "", testProject, true},
+		{"card grant without provider, a provider", []string{"make", "test"}, platformtest.NativePath("/usr/bin/make"), "codex", testProject, false},
 		{"empty argv", nil, testGit, "claude-code", testProject, false},
 		{"relative project", []string{"git", "status"}, testGit, "claude-code", "src/app", false},
 	} {
@@ -177,7 +168,7 @@ func TestGrantRefusals(t *testing.T) {
 		want   string
 	}{
 		{"program grant for a launcher", func(r *GrantRequest) {
-			r.Kind, r.Argv, r.Executable = GrantProgram, []string{"bash", "-c", "x"}, abs("/bin/bash")
+			r.Kind, r.Argv, r.Executable = GrantProgram, []string{"bash", "-c", "x"}, platformtest.NativePath("/bin/bash")
 		}, "exact command"},
 		{"program grant for a versioned interpreter", func(r *GrantRequest) { r.Kind, r.Argv = GrantProgram, []string{"python3.12", "x.py"} }, "exact command"},
 		{"empty argv", func(r *GrantRequest) { r.Argv = nil }, "at least one token"},
@@ -200,7 +191,7 @@ func TestGrantRefusals(t *testing.T) {
 		t.Fatalf("refused grants were stored: %+v", list)
 	}
 	// An exact grant for a launcher is fine.
-	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"bash", "scripts/check.sh"}, Executable: abs("/bin/bash"), Project: testProject, By: "card", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"bash", "scripts/check.sh"}, Executable: platformtest.NativePath("/bin/bash"), Project: testProject, By: "card", For: time.Hour})
 }
 
 // writeGrants writes grants.json as a hand (or an agent) would.
@@ -232,16 +223,16 @@ func TestGrantsFileCannotWidenAGrant(t *testing.T) {
 	now := clock.Now()
 	writeGrants(t, g,
 		// spans more than MaxGrantDuration: never honoured
-		Grant{ID: "g-00000001", Kind: GrantProgram, Tokens: []string{"rm"}, Executable: abs("/bin/rm"), Project: testProject, Given: now.Add(-time.Minute), Expires: now.Add(365 * 24 * time.Hour)},
+		Grant{ID: "g-00000001", Kind: GrantProgram, Tokens: []string{"rm"}, Executable: platformtest.NativePath("/bin/rm"), Project: testProject, Given: now.Add(-time.Minute), Expires: now.Add(365 * 24 * time.Hour)},
 		// a program grant for a launcher: never honoured
-		Grant{ID: "g-00000002", Kind: GrantProgram, Tokens: []string{"sh"}, Executable: abs("/bin/sh"), Project: testProject, Given: now.Add(-time.Minute), Expires: now.Add(time.Hour)},
+		Grant{ID: "g-00000002", Kind: GrantProgram, Tokens: []string{"sh"}, Executable: platformtest.NativePath("/bin/sh"), Project: testProject, Given: now.Add(-time.Minute), Expires: now.Add(time.Hour)},
 		// given in the future (the clock was set back): not honoured
-		Grant{ID: "g-00000003", Kind: GrantProgram, Tokens: []string{"ls"}, Executable: abs("/bin/ls"), Project: testProject, Given: now.Add(time.Hour), Expires: now.Add(2 * time.Hour)},
+		Grant{ID: "g-00000003", Kind: GrantProgram, Tokens: []string{"ls"}, Executable: platformtest.NativePath("/bin/ls"), Project: testProject, Given: now.Add(time.Hour), Expires: now.Add(2 * time.Hour)},
 		// an instance id that is a path: not honoured
-		Grant{ID: "g-00000004", Kind: GrantProgram, Tokens: []string{"cat"}, Executable: abs("/bin/cat"), Project: testProject, Given: now.Add(-time.Minute), Instance: "../../../etc"},
+		Grant{ID: "g-00000004", Kind: GrantProgram, Tokens: []string{"cat"}, Executable: platformtest.NativePath("/bin/cat"), Project: testProject, Given: now.Add(-time.Minute), Instance: "../../../etc"},
 	)
 	for _, argv := range [][]string{{"rm", "-rf", "x"}, {"sh", "-c", "x"}, {"ls"}, {"cat", "x"}} {
-		if _, ok := match(t, g, argv, abs("/bin/")+argv[0], "", testProject); ok {
+		if _, ok := match(t, g, argv, platformtest.NativePath("/bin/")+argv[0], "", testProject); ok {
 			t.Errorf("%v allowed by a hand-written grant", argv)
 		}
 	}
@@ -251,7 +242,7 @@ func TestGrantsFileCannotWidenAGrant(t *testing.T) {
 		t.Fatalf("grants left: %+v", list)
 	}
 	writeFile(t, g.file(), "{not json")
-	if _, ok, err := g.Match(GrantQuery{Argv: []string{"ls"}, Executable: abs("/bin/ls"), Project: testProject}); ok || err == nil {
+	if _, ok, err := g.Match(GrantQuery{Argv: []string{"ls"}, Executable: platformtest.NativePath("/bin/ls"), Project: testProject}); ok || err == nil {
 		t.Fatalf("a damaged grants file: ok=%v err=%v, want not allowed and an error", ok, err)
 	}
 }
@@ -285,12 +276,12 @@ func TestGrantRevoke(t *testing.T) {
 func TestGrantResolvesOnlyWhenAGrantCouldMatch(t *testing.T) {
 	g, _ := testGrants(t)
 	calls := 0
-	resolve := func(argv0 string) (string, bool) { calls++; return abs("/usr/bin/") + argv0, true }
+	resolve := func(argv0 string) (string, bool) { calls++; return platformtest.NativePath("/usr/bin/") + argv0, true }
 	q := GrantQuery{Argv: []string{"git", "status"}, Project: testProject, Resolve: resolve}
 	if _, ok, err := g.Match(q); ok || err != nil || calls != 0 {
 		t.Fatalf("no grants: ok=%v err=%v, %d resolutions; want none", ok, err, calls)
 	}
-	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"git", "status"}, Executable: testGit, Project: abs("/elsewhere"), AllProviders: true, By: "terminal", For: time.Hour})
+	give(t, g, GrantRequest{Kind: GrantExact, Argv: []string{"git", "status"}, Executable: testGit, Project: platformtest.NativePath("/elsewhere"), AllProviders: true, By: "terminal", For: time.Hour})
 	if _, ok, _ := g.Match(q); ok || calls != 0 {
 		t.Fatalf("a grant in another project only: ok=%v, %d resolutions; want none", ok, calls)
 	}
@@ -399,7 +390,7 @@ func TestGrantsConcurrentGives(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
-			if _, err := g.Give(GrantRequest{Kind: GrantExact, Argv: []string{"echo", fmt.Sprint(i)}, Executable: abs("/bin/echo"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour}); err != nil {
+			if _, err := g.Give(GrantRequest{Kind: GrantExact, Argv: []string{"echo", fmt.Sprint(i)}, Executable: platformtest.NativePath("/bin/echo"), Project: testProject, AllProviders: true, By: "terminal", For: time.Hour}); err != nil {
 				t.Error(err)
 			}
 		})

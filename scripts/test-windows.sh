@@ -42,6 +42,22 @@ END {
 	printf "Windows total: ran %d, passed %d, failed %d, skipped %d (%ds under Wine)\n", tp + tf, tp, tf, ts, elapsed
 }' "$log" | tee "$summary"
 
+# The tests that exist only for Windows (in *_windows_test.go files), each
+# with its result: the executor's Windows tests, the planted batch file, ...
+module=$(go list -m)
+awk '
+/^--- (PASS|FAIL|SKIP): / { n++; name[n] = $3; res[n] = substr($2, 1, 4) }
+/^(ok  |FAIL)\t/ { for (i = 1; i <= n; i++) print $2, name[i], res[i]; n = 0 }
+' "$log" >bin/test-windows-results.txt
+echo "Windows-only tests (*_windows_test.go) under Wine:" | tee -a "$summary"
+{ git ls-files '*_windows_test.go' 2>/dev/null || find . -name '*_windows_test.go' | sed 's|^\./||'; } | sort | while read -r file; do
+	pkg="$module/$(dirname "$file")"
+	for test in $(sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing\.T).*/\1/p' "$file"); do
+		result=$(awk -v p="$pkg" -v t="$test" '$1 == p && $2 == t { print $3 }' bin/test-windows-results.txt)
+		printf '  %-8s %s (%s)\n' "${result:-NOT RUN}" "$test" "$file"
+	done
+done | tee -a "$summary"
+
 if [ "$status" -ne 0 ]; then
 	echo "test-windows: go test under Wine failed (exit $status); what failed, from $log:" >&2
 	# Each failed top-level test's output (from its === RUN line), panics

@@ -84,7 +84,16 @@ else
 	echo "wine-go-test: $src not as expected; os.RemoveAll may fail under Wine" >&2
 fi
 
-# 5. The -exec wrapper and the run.
+# 5. The Wine server and the prefix's service processes (services.exe,
+#    winedevice.exe, ...), started now with their output going nowhere and
+#    kept for a minute after the last Windows program ends. Started by the
+#    first test binary instead, they would inherit its stdout, and go test
+#    would wait for that to close ("Test I/O incomplete ... WaitDelay
+#    expired") while other packages keep the server busy.
+wineserver -p60 </dev/null >/dev/null 2>&1 || true
+wine cmd /c exit </dev/null >/dev/null 2>&1 || true
+
+# 6. The -exec wrapper and the run.
 cat >"$state/wine-exec" <<'WRAPPER'
 #!/bin/sh
 exec wine "$@"

@@ -10,7 +10,14 @@
 // for what runs where.
 package platformtest
 
-import "testing"
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// isWindows is true when the tests run on Windows (or under Wine).
+const isWindows = runtime.GOOS == "windows"
 
 // UnderWine reports whether this process runs under Wine rather than on
 // Windows itself: Wine's ntdll.dll exports wine_get_version, Windows' does
@@ -57,4 +64,18 @@ func skipUnderWine(t testing.TB, needs string) {
 	if underWine {
 		t.Skip("needs " + needs + "; runs on real Windows and on Unix")
 	}
+}
+
+// NativePath returns the slash-separated path p in this platform's form, so
+// that a test writes its paths once, Unix-style: on Windows a rooted p
+// ("/home/sam") gets the drive C: and every p gets backslashes; elsewhere p
+// is returned unchanged.
+func NativePath(p string) string {
+	if !isWindows {
+		return p
+	}
+	if strings.HasPrefix(p, "/") {
+		p = "C:" + p
+	}
+	return strings.ReplaceAll(p, "/", `\`)
 }

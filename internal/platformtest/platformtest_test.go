@@ -15,3 +15,22 @@ func TestUnderWine(t *testing.T) {
 		t.Errorf("UnderWine() = %v, want %v (GOOS %s, WINEPREFIX set: %v)", got, want, runtime.GOOS, wineEnv)
 	}
 }
+
+func TestNativePath(t *testing.T) {
+	cases := []struct{ in, unix, windows string }{
+		{"/home/sam", "/home/sam", `C:\home\sam`},
+		{"/", "/", `C:\`},
+		{"relative/path", "relative/path", `relative\path`},
+		{"~/src", "~/src", `~\src`},
+		{"", "", ""},
+	}
+	for _, c := range cases {
+		want := c.unix
+		if runtime.GOOS == "windows" {
+			want = c.windows
+		}
+		if got := NativePath(c.in); got != want {
+			t.Errorf("NativePath(%q) = %q, want %q", c.in, got, want)
+		}
+	}
+}

@@ -1,15 +1,27 @@
 package model_test
 
 import (
-	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/internal/platformtest"
 	"github.com/agentgate/agentgate/ui/model"
 )
+
+// skipWindowsDisplayPaths skips a test of how Unix paths are shown: on
+// Windows display.Word quotes every path (a backslash is a shell
+// character), so DisplayPath never shows one home-relative there; how
+// Windows paths should read is not decided yet.
+func skipWindowsDisplayPaths(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("checks the display form of Unix paths; on Windows display.Word quotes every path (backslashes)")
+	}
+}
 
 func TestHomeRelative(t *testing.T) {
 	for _, tc := range []struct{ path, home, want string }{
@@ -24,12 +36,13 @@ func TestHomeRelative(t *testing.T) {
 		{"/home/sam/x", "", "/home/sam/x"},
 		{"", "/home/sam", ""},
 	} {
-		want := filepath.FromSlash(tc.want)
-		assert.Equal(t, want, model.HomeRelative(filepath.FromSlash(tc.path), filepath.FromSlash(tc.home)), "%q in %q", tc.path, tc.home)
+		want := platformtest.NativePath(tc.want)
+		assert.Equal(t, want, model.HomeRelative(platformtest.NativePath(tc.path), platformtest.NativePath(tc.home)), "%q in %q", tc.path, tc.home)
 	}
 }
 
 func TestDisplayPath(t *testing.T) {
+	skipWindowsDisplayPaths(t)
 	t.Setenv("HOME", "/home/sam")
 	assert.Equal(t, "~/.config/agentgate/allow.list", model.DisplayPath("/home/sam/.config/agentgate/allow.list"))
 	assert.Equal(t, "/usr/bin/npm", model.DisplayPath("/usr/bin/npm"))
@@ -37,6 +50,7 @@ func TestDisplayPath(t *testing.T) {
 }
 
 func TestRunSummary(t *testing.T) {
+	skipWindowsDisplayPaths(t)
 	t.Setenv("HOME", "/home/sam")
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	one, zero := 1, 0

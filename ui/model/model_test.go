@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -276,7 +277,9 @@ func TestContentOf(t *testing.T) {
 	t.Setenv("HOME", "/p")
 	plain := model.ContentOf(modeltest.Request("b", "npm", "test", "--", "--watch=false"), 1, 1, now)
 	assert.Equal(t, "", plain.Escaped, "nothing escaped, no warning")
-	assert.Equal(t, "sub in ~/repo", plain.Cwd, "the project under the home directory")
+	if runtime.GOOS != "windows" { // see skipWindowsDisplayPaths
+		assert.Equal(t, "sub in ~/repo", plain.Cwd, "the project under the home directory")
+	}
 
 	hook := &agentbridge.ApprovalRequest{ThroughAgentShell: true, CommandLine: "ls | wc -l", Cwd: "/p", Expires: now}
 	hc := model.ContentOf(hook, 1, 1, now)
@@ -501,5 +504,5 @@ func TestAllowedModel(t *testing.T) {
 		labels = append(labels, s.Label())
 	}
 	assert.Equal(t, []string{"Global", "Provider «claude»", "Provider «gemini»",
-		"Project «" + filepath.Base(project) + "» (" + project + ")"}, labels)
+		"Project «" + filepath.Base(project) + "» (" + model.DisplayPath(project) + ")"}, labels)
 }
