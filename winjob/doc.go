@@ -17,8 +17,9 @@
 // with TerminateJobObject, and Spec.Grace is not used. The package's API has
 // the same shape as package unixpg so that callers stay thin.
 //
-// The Windows code is compiled and vetted from Linux but has not been run
-// (nothing here runs Windows; see docs/lifetime.md). The pure parts (flag
-// computation, error wording, CheckBatchArgs) are in files without build
-// tags and are tested on every platform.
+// The Windows code runs in `make test` under Wine 8 (its own tests and the
+// executor's, exec/executor_windows_test.go; see docs/lifetime.md for what
+// Wine cannot host). The pure parts (flag computation, error wording,
+// CheckBatchArgs, BatchCommandLine) are in files without build tags and are
+// tested on every platform.
 package winjob
