@@ -211,24 +211,35 @@ func TestWindowsHostDeathEndsRuns(t *testing.T) {
 	assert.Equal(t, StateLost, rec.State)
 }
 
-// TestWindowsStartFailure: a program that vanished between approval and
-// start fails to start; nothing runs.
+// TestWindowsStartFailure: an .exe that Windows cannot load fails to
+// start, and a program removed between approval and start is refused as
+// changed; nothing runs either way.
 func TestWindowsStartFailure(t *testing.T) {
 	e, root := newTestExecutor(t, Config{})
-	self, err := os.Executable()
+	bad := filepath.Join(root, "notaprogram.exe")
+	require.NoError(t, os.WriteFile(bad, []byte("not a Windows program\r\n"), 0o755))
+	cmd, err := Validate(Proposal{Argv: []string{bad}, ProjectRoot: root}, "")
 	require.NoError(t, err)
-	exe := filepath.Join(root, "vanishing.exe")
-	data, err := os.ReadFile(self)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(exe, data, 0o755))
-	cmd, err := Validate(Proposal{Argv: []string{exe, testHelperArg, "exit", "0"}, ProjectRoot: root}, "")
-	require.NoError(t, err)
-	require.NoError(t, os.Remove(exe))
 	r, err := e.Start(cmd, Meta{ID: "fails"})
 	var ref *Refusal
 	require.True(t, errors.As(err, &ref), "want *Refusal, got %v", err)
 	assert.Equal(t, CodeFailedToStart, ref.Code)
 	<-r.Done()
 	assert.Equal(t, StateFailedToStart, r.Record().State)
-	assert.Contains(t, r.Record().Error, exe)
+	assert.Contains(t, r.Record().Error, bad)
+
+	self, err := os.Executable()
+	require.NoError(t, err)
+	data, err := os.ReadFile(self)
+	require.NoError(t, err)
+	gone := filepath.Join(root, "vanishing.exe")
+	require.NoError(t, os.WriteFile(gone, data, 0o755))
+	cmd, err = Validate(Proposal{Argv: []string{gone, testHelperArg, "exit", "0"}, ProjectRoot: root}, "")
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(gone))
+	r, err = e.Start(cmd, Meta{ID: "vanished"})
+	require.True(t, errors.As(err, &ref), "want *Refusal, got %v", err)
+	assert.Equal(t, CodeProgramChanged, ref.Code)
+	<-r.Done()
+	assert.Equal(t, StateFailedToStart, r.Record().State)
 }
