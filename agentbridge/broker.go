@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
@@ -92,8 +93,8 @@ type Broker struct {
 	// closed is set by Close.
 	closed bool
 	// notTaking is the refusal every new session, proposal and question
-	// gets after StopTaking (nil before).
-	notTaking *wire.Error
+	// gets after StopTaking (nil before); atomic, read on every proposal.
+	notTaking atomic.Pointer[wire.Error]
 	// wg tracks the broker's goroutines.
 	wg sync.WaitGroup
 }
@@ -130,20 +131,12 @@ func NewBroker(cfg Config) (*Broker, error) {
 // desktop app; it holds no pending questions (it asks nobody).
 func (b *Broker) StopTaking(message, why string) {
 	b.mu.Lock()
-	b.notTaking = wire.Refuse(wire.RefuseShuttingDown, message)
+	b.notTaking.Store(wire.Refuse(wire.RefuseShuttingDown, message))
 	queued := slices.Clone(b.queue)
 	b.mu.Unlock()
 	for _, t := range queued {
 		b.cancelTicket(t, wire.StateWithdrawn, nil, audit.DecisionWithdrawn, why)
 	}
-}
-
-// refusingNew returns StopTaking's refusal, or nil while the broker takes
-// new proposals.
-func (b *Broker) refusingNew() *wire.Error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.notTaking
 }
 
 // SetApprover attaches the approver that asks the person (nil detaches it:
@@ -198,8 +191,8 @@ func (b *Broker) OpenSession(hello wire.HelloParams, peer wire.Peer) (*Session, 
 	if b.closed {
 		return nil, wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; start it again and reconnect")
 	}
-	if b.notTaking != nil {
-		return nil, b.notTaking
+	if werr := b.notTaking.Load(); werr != nil {
+		return nil, werr
 	}
 	return &Session{ID: "s-" + randomHex(8), Provider: hello.Provider, Client: hello.Client, ProjectRoot: root, Peer: peer, b: b}, nil
 }
@@ -333,7 +326,7 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 		return wire.Refuse(wire.RefuseAuditFailed, "agentgate cannot write its audit log, so it runs nothing: "+err.Error()+"; the person must fix the log's disk or permissions")
 	}
 
-	if werr := b.refusingNew(); werr != nil {
+	if werr := b.notTaking.Load(); werr != nil {
 		b.record(s, proposal, refusalEntry(id, werr))
 		return wire.ProposeResult{}, werr
 	}
@@ -486,8 +479,8 @@ func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings)
 	if b.closed {
 		return wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; nothing new is asked or run")
 	}
-	if b.notTaking != nil {
-		return b.notTaking
+	if werr := b.notTaking.Load(); werr != nil {
+		return werr
 	}
 	if s.closed {
 		return wire.Refuse(wire.RefuseWithdrawn, "the session is closed")
