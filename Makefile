@@ -2,6 +2,7 @@
 #
 #   make run    install what is missing, build, start the desktop app
 #   make test   install what is missing, then vet, every test, cross-OS checks
+#               (test-agents: the real Claude Code, Gemini CLI and Codex, from npm)
 #   make bench  benchmarks with ratios against baselines measured in the same run
 #
 # Fyne's first cgo build takes about five minutes on two cores; the Go build
@@ -26,7 +27,7 @@ LDFLAGS  := -X github.com/agentgate/agentgate/cli.version=$(VERSION) -X github.c
 # Windows and macOS. ui/model, the windows' models, is one of them.
 NONUI     = $(shell $(GO) list ./... | grep -v -e '/ui$$' -e '^github.com/agentgate/agentgate$$')
 
-.PHONY: all deps build run test vet nofyne test-nonui test-windows test-ui cross bench screenshots fuzz package package-check validate-packaging clean-bin
+.PHONY: all deps build run test vet nofyne test-nonui test-windows test-ui test-agents agents-table cross bench screenshots fuzz package package-check validate-packaging clean-bin
 
 all: build
 
@@ -40,9 +41,9 @@ build: deps
 run: build
 	@scripts/run.sh $(BIN)
 
-test: deps vet nofyne validate-packaging cross test-nonui test-windows test-ui
+test: deps vet nofyne validate-packaging cross test-nonui test-windows test-ui test-agents
 	@echo "make test: vet, packaging, cross-OS checks and every test passed"
-	@echo "packages: $$(cat bin/test-nonui.log bin/test-ui.log | grep -c '^ok ') passed, 0 failed"
+	@echo "packages: $$(cat bin/test-nonui.log bin/test-ui.log bin/test-agents.log | grep -c '^ok ') passed, 0 failed"
 	@echo "windows: $$(grep '^Windows total' bin/test-windows-summary.txt)"
 
 vet:
@@ -61,7 +62,7 @@ nofyne:
 # Each test target keeps its go test output in bin/ for the closing count.
 test-nonui:
 	@mkdir -p bin
-	set -o pipefail; $(GO) test -race -count=1 -timeout 20m $(NONUI) 2>&1 | tee bin/test-nonui.log
+	set -o pipefail; $(GO) test -race -count=1 -timeout 20m $(filter-out %/cli/agente2e,$(NONUI)) 2>&1 | tee bin/test-nonui.log
 
 # The Windows tests of every non-cgo package, run under Wine 8 (installed
 # with apt when missing; prefix and overlaid standard library cached in
@@ -73,6 +74,20 @@ test-windows:
 
 test-ui: build
 	set -o pipefail; scripts/with-xvfb.sh $(GO) test -tags $(TAGS) -count=1 -timeout 20m ./ui 2>&1 | tee bin/test-ui.log
+
+# The real agent CLIs — Claude Code, Gemini CLI, Codex at the versions pinned
+# in prefs/agents — driven against fake model servers with agentgate wired in
+# by `agentgate setup`, under a private Xvfb (the card is clicked with
+# xdotool, the TUIs typed at through tmux). npm installs them once into
+# $${XDG_CACHE_HOME:-$$HOME/.cache}/agentgate-test/npm. The runs mostly wait,
+# so they run six at a time. The table of what each agent did must match
+# docs/integrations.md; agents-table rewrites it from a run.
+test-agents: deps
+	@mkdir -p bin
+	set -o pipefail; scripts/with-xvfb.sh $(GO) test -count=1 -parallel 6 -timeout 30m ./cli/agente2e 2>&1 | tee bin/test-agents.log
+
+agents-table: deps
+	scripts/with-xvfb.sh $(GO) test -count=1 -parallel 6 -timeout 30m ./cli/agente2e -args -write-table
 
 # Windows and macOS compile checks: vet and test binaries of every non-cgo package.
 cross:

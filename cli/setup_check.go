@@ -228,8 +228,8 @@ func checkCodexWiring(w *wiring, file string, data []byte) {
 		w.problem("%s: %v", file, err)
 		return
 	}
-	if cfg.hooksFeature != nil && !*cfg.hooksFeature {
-		w.problem("%s sets features.codex_hooks = false, so Codex runs no hooks and commands run unchecked: remove that setting", file)
+	if cfg.hooksOff != "" {
+		w.problem("%s sets %s = false, so Codex runs no hooks and commands run unchecked: run `agentgate setup codex` or remove that setting", file, cfg.hooksOff)
 	}
 	handlers := cfg.agentgateHandlers()
 	wired := map[string]bool{}

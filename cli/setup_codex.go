@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,9 +130,16 @@ type codexConfig struct {
 	hooks map[string][]map[string]any
 	// state maps a trust key to its [hooks.state."…"] table.
 	state map[string]map[string]any
-	// hooksFeature is features.codex_hooks (nil when absent).
-	hooksFeature *bool
+	// hooksOff names the feature flag that switches Codex's hooks off
+	// (features.hooks or its deprecated name features.codex_hooks set to
+	// false; "" when none does).
+	hooksOff string
 }
+
+// codexHooksFeatures are the feature flags that switch Codex's hooks on and
+// off: hooks, and its deprecated name codex_hooks (Codex 0.169.0 honours
+// both).
+var codexHooksFeatures = []string{"hooks", "codex_hooks"}
 
 // readCodexConfig decodes a Codex config.toml (empty input is an empty
 // config).
@@ -156,8 +164,10 @@ func readCodexConfig(data []byte) (codexConfig, error) {
 		cfg.hooks[key] = groups
 	}
 	if features, ok := doc["features"].(map[string]any); ok {
-		if on, ok := features["codex_hooks"].(bool); ok {
-			cfg.hooksFeature = &on
+		for _, name := range codexHooksFeatures {
+			if features[name] == false {
+				cfg.hooksOff = "features." + name
+			}
 		}
 	}
 	return cfg, nil
@@ -220,7 +230,9 @@ func (cfg codexConfig) agentgateHandlers() []codexHandler {
 //     appended at the end of the file;
 //  3. every agentgate handler gets [hooks.state."<file>:<event>:<group>:
 //     <index>"] trusted_hash = the hash Codex computes for it, replacing a
-//     stale one in place, and loses an `enabled = false` there.
+//     stale one in place, and loses an `enabled = false` there;
+//  4. features.hooks (or its old name features.codex_hooks) set to false,
+//     which switches every hook off, becomes true.
 //
 // The rest of the file is kept byte for byte. It fails when the file is not
 // valid TOML, when the result would not be (hooks written in another form
@@ -284,10 +296,49 @@ func codexHookEdit(old []byte, file, command string) (updated []byte, done bool,
 			return nil, false, fmt.Errorf("recording Codex's trust of the hook failed (the file holds [hooks.state] in a form setup cannot edit); trust the hook in Codex itself (it asks at start)")
 		}
 	}
+	// 4. Hooks switched off by a feature flag in this file are switched on.
+	if cfg.hooksOff != "" {
+		text = enableCodexHooks(text)
+		if check, err := readCodexConfig([]byte(text)); err != nil || check.hooksOff != "" {
+			return nil, false, fmt.Errorf("%s is false in the file and setup cannot change it there; set it to true by hand", cfg.hooksOff)
+		}
+	}
 	if text == string(old) {
 		return old, true, nil
 	}
 	return []byte(text), false, nil
+}
+
+// enableCodexHooks sets every `hooks = false` or `codex_hooks = false` of
+// the [features] table (or a dotted features.… key at the top level) to
+// true, keeping the line's indentation.
+func enableCodexHooks(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	var table []string
+	for i, line := range lines {
+		k, isTable, ok := tomlLineKey(line)
+		if !ok {
+			continue
+		}
+		if isTable {
+			table = k
+			continue
+		}
+		full := append(append([]string(nil), table...), k...)
+		if len(full) != 2 || full[0] != "features" || !slices.Contains(codexHooksFeatures, full[1]) {
+			continue
+		}
+		name, value, _ := strings.Cut(line, "=")
+		if strings.TrimSpace(strings.SplitN(value, "#", 2)[0]) != "false" {
+			continue
+		}
+		nl := ""
+		if strings.HasSuffix(line, "\n") {
+			nl = "\n"
+		}
+		lines[i] = strings.TrimRight(name, " \t") + " = true" + nl
+	}
+	return strings.Join(lines, "")
 }
 
 // appendTOMLBlock appends block to text after a blank line.

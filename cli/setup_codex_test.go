@@ -205,6 +205,7 @@ func TestSetupCheckCodexProblems(t *testing.T) {
 		{"changed", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " + tomlString(hookCommand(exe, "hook", "codex")) + "\n[hooks.state." + tomlString(file+":pre_tool_use:0:0") + "]\ntrusted_hash = \"sha256:00\"\n", "changed since Codex trusted it"},
 		{"short timeout", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " + tomlString(hookCommand(exe, "hook", "codex")) + "\ntimeout = 30\n", "times out after 30s"},
 		{"feature off", "[features]\ncodex_hooks = false\n", "features.codex_hooks = false"},
+		{"feature off, new name", "features.hooks = false\n", "features.hooks = false"},
 		{"program gone", "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/nonexistent/agentgate hook codex\"\n", "does not exist"},
 	} {
 		if err := os.WriteFile(file, []byte(tc.config), 0o600); err != nil {
@@ -282,5 +283,39 @@ func TestSetupGeminiEnablesHooks(t *testing.T) {
 	h.stdout.Reset()
 	if code := runSetup([]string{"--check", "gemini"}, h.env); code != 1 || !strings.Contains(h.stdout.String(), system+" sets hooksConfig.enabled to false") {
 		t.Errorf("system settings switch hooks off: exit %d\n%s", code, h.stdout.String())
+	}
+}
+
+// TestSetupCodexSwitchesHooksOn: features.hooks (or codex_hooks) = false
+// switches every Codex hook off (seen with Codex 0.169.0: the command ran
+// with the app down); setup sets it to true in the file it edits.
+func TestSetupCodexSwitchesHooksOn(t *testing.T) {
+	for _, config := range []string{
+		"[features]\nhooks = false # off\nother = 1\n",
+		"[features]\n  codex_hooks = false\n",
+		"features.hooks = false\nmodel = \"m\"\n",
+	} {
+		h0 := newSetupHarness(t, true, "")
+		file := filepath.Join(h0.home, ".codex", "config.toml")
+		writeFileT(t, file, config)
+		data, h := codexSetup(t, h0.home, filepath.Join(h0.home, "bin", "agentgate"))
+		cfg, err := readCodexConfig([]byte(data))
+		if err != nil || cfg.hooksOff != "" {
+			t.Errorf("%q: hooks still off (%q, %v):\n%s", config, cfg.hooksOff, err, data)
+		}
+		if w := checkWiring("codex", file, "user", h.env); len(w.problems) != 0 {
+			t.Errorf("%q: check: %q", config, w.problems)
+		}
+	}
+}
+
+// writeFileT writes data to path, creating its directory.
+func writeFileT(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -558,7 +558,7 @@ func (v *cardView) writeLayout() {
 	}
 	out := map[string]any{
 		"id": v.req.ID, "deny": centre(v.deny), "allow": centre(v.allow), "approve": centre(v.approve),
-		"panel_open": v.allowPanel.Visible(),
+		"message": centre(v.message), "panel_open": v.allowPanel.Visible(),
 	}
 	if v.allowPanel.Visible() {
 		out["confirm"] = centre(v.confirm)
