@@ -93,8 +93,8 @@ func TestInvisibleCharactersEscapedInFile(t *testing.T) {
 	}
 }
 
-func TestRotationKeepsNewestAndBoundsFiles(t *testing.T) {
-	l, path := openTest(t, Options{MaxBytes: 2000, Keep: 2})
+func TestRotationKeepsEverythingUnderTheCap(t *testing.T) {
+	l, path := openTest(t, Options{MaxBytes: 2000})
 	const n = 200
 	for i := range n {
 		if err := l.Append(Entry{Kind: KindRunEnd, RunID: fmt.Sprintf("run-%03d", i)}); err != nil {
@@ -105,11 +105,16 @@ func TestRotationKeepsNewestAndBoundsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 || files[2] != path || files[0] != path+".2" {
-		t.Fatalf("files = %v, want audit.log.2, audit.log.1, audit.log", files)
+	if len(files) < 5 || files[len(files)-1] != path {
+		t.Fatalf("files = %v, want several rotated files, then audit.log", files)
 	}
-	if _, err := os.Stat(path + ".3"); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("audit.log.3 exists beyond Keep")
+	for i, f := range files[:len(files)-1] {
+		if rotatedTime(path, f).IsZero() {
+			t.Fatalf("%s is not named after its rotation time", f)
+		}
+		if i > 0 && files[i-1] >= f {
+			t.Fatalf("files out of order: %v", files)
+		}
 	}
 	for _, f := range files {
 		if fi, _ := os.Stat(f); fi.Size() > 2000 {
@@ -117,8 +122,8 @@ func TestRotationKeepsNewestAndBoundsFiles(t *testing.T) {
 		}
 	}
 	got := collect(t, path, NewestFirst)
-	if len(got) == 0 || got[0].RunID != fmt.Sprintf("run-%03d", n-1) {
-		t.Fatalf("newest entry = %+v", got[0])
+	if len(got) != n || got[0].RunID != fmt.Sprintf("run-%03d", n-1) {
+		t.Fatalf("read %d entries, newest %+v; want all %d", len(got), got[0], n)
 	}
 	for i := 1; i < len(got); i++ {
 		if got[i].RunID >= got[i-1].RunID {
@@ -138,7 +143,7 @@ func TestConcurrentWritersAcrossRotation(t *testing.T) {
 	const writers, each = 6, 150
 	var wg sync.WaitGroup
 	for w := range writers {
-		l, err := Open(path, Options{MaxBytes: 16 << 10, Keep: 1000})
+		l, err := Open(path, Options{MaxBytes: 16 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +232,7 @@ func TestPastCommands(t *testing.T) {
 }
 
 func TestFollowAcrossRotation(t *testing.T) {
-	l, path := openTest(t, Options{MaxBytes: 1500, Keep: 3})
+	l, path := openTest(t, Options{MaxBytes: 1500})
 	l.Append(Entry{Kind: KindProposal, RunID: "before"}) // not delivered: Follow starts at the end
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -372,7 +377,7 @@ func TestBatchesStayTogetherAcrossWritersAndRotation(t *testing.T) {
 	const writers, each = 4, 80
 	var wg sync.WaitGroup
 	for w := range writers {
-		l, err := Open(path, Options{MaxBytes: 4 << 10, Keep: 1000})
+		l, err := Open(path, Options{MaxBytes: 4 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -427,18 +432,14 @@ func TestAppendSoonWritesAtOnceAndSyncsLater(t *testing.T) {
 	if got := collect(t, path, OldestFirst); len(got) != 1 || got[0].RunID != "1" {
 		t.Fatalf("after AppendSoon the file holds %+v, want run_start 1", got)
 	}
-	l.mu.Lock()
-	pending := l.unsynced
-	l.mu.Unlock()
+	pending := l.unsynced()
 	if !pending {
 		t.Fatalf("AppendSoon's line is not marked as waiting for its fsync")
 	}
 	if err := l.Append(Entry{Kind: KindProposal, RunID: "2"}); err != nil {
 		t.Fatal(err)
 	}
-	l.mu.Lock()
-	pending = l.unsynced
-	l.mu.Unlock()
+	pending = l.unsynced()
 	if pending {
 		t.Fatalf("Append's fsync did not cover the earlier AppendSoon line")
 	}
@@ -447,9 +448,7 @@ func TestAppendSoonWritesAtOnceAndSyncsLater(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		l.mu.Lock()
-		pending = l.unsynced
-		l.mu.Unlock()
+		pending = l.unsynced()
 		if !pending {
 			break
 		}
@@ -484,22 +483,25 @@ func TestAppendThenSync(t *testing.T) {
 	if got := collect(t, path, OldestFirst); len(got) != 2 || got[0].Kind != KindProposal || got[1].Kind != KindDecision {
 		t.Fatalf("after AppendThenSync the file holds %+v, want the proposal and its decision", got)
 	}
-	l.mu.Lock()
-	pending := l.unsynced
-	l.mu.Unlock()
+	pending := l.unsynced()
 	if !pending {
 		t.Fatal("the lines are not marked as waiting for their fsync")
 	}
 	if err := sync(); err != nil {
 		t.Fatal(err)
 	}
-	l.mu.Lock()
-	pending = l.unsynced
-	l.mu.Unlock()
+	pending = l.unsynced()
 	if pending {
 		t.Fatal("sync() did not fsync the lines")
 	}
 	if err := sync(); err != nil {
 		t.Fatalf("a second sync() with nothing pending: %v", err)
 	}
+}
+
+// unsynced reports whether written lines wait for their fsync.
+func (l *Log) unsynced() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.synced < l.written
 }

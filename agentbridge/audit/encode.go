@@ -40,6 +40,9 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 	if len(e.Argv) > 0 {
 		dst = appendStrings(append(dst, `,"argv":`...), e.Argv)
 	}
+	dst = appendStringField(dst, `,"argv_sha256":`, e.ArgvSHA256)
+	dst = appendIntField(dst, `,"argv_bytes":`, e.ArgvBytes)
+	dst = appendIntField(dst, `,"argv_count":`, int64(e.ArgvCount))
 	dst = appendStringField(dst, `,"command_line":`, e.CommandLine)
 	if e.ThroughAgentShell {
 		dst = append(dst, `,"through_agent_shell":true`...)
@@ -75,6 +78,14 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 		}
 	}
 	dst = appendStringField(dst, `,"error":`, e.Error)
+	dst = appendIntField(dst, `,"count":`, int64(e.Count))
+	if !e.Since.IsZero() {
+		dst = append(dst, `,"since":"`...)
+		if dst, err = e.Since.AppendText(dst); err != nil {
+			return nil, fmt.Errorf("encode an audit entry: %w", err)
+		}
+		dst = append(dst, '"')
+	}
 	return append(dst, '}'), nil
 }
 

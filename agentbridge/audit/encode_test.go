@@ -231,13 +231,13 @@ func randomEntry(tb testing.TB, rng *rand.Rand, invalid bool) Entry {
 
 // normalised is what decoding the JSON of e gives back: every string with
 // each byte that is not valid UTF-8 replaced by U+FFFD, an empty Argv as nil
-// (omitempty), and Time zero (compared apart, as an instant).
+// (omitempty), and Time and Since zero (compared apart, as instants).
 func normalised(e Entry) Entry {
 	mapStrings(reflect.ValueOf(&e).Elem(), func(s string) string { return string([]rune(s)) })
 	if len(e.Argv) == 0 {
 		e.Argv = nil
 	}
-	e.Time = time.Time{}
+	e.Time, e.Since = time.Time{}, time.Time{}
 	if e.Changes != nil && e.Changes.Cover != nil {
 		c := *e.Changes
 		cover := *c.Cover
@@ -314,8 +314,8 @@ func checkAgainstOracle(tb testing.TB, e Entry) {
 	if err := json.Unmarshal(got, &back); err != nil {
 		tb.Fatalf("line does not decode: %v\n%s", err, got)
 	}
-	if !back.Time.Equal(e.Time) {
-		tb.Fatalf("time %v decoded as %v", e.Time, back.Time)
+	if !back.Time.Equal(e.Time) || !back.Since.Equal(e.Since) {
+		tb.Fatalf("times %v, %v decoded as %v, %v", e.Time, e.Since, back.Time, back.Since)
 	}
 	if wantBack := normalised(e); !reflect.DeepEqual(normalised(back), wantBack) {
 		tb.Fatalf("decoded entry differs:\ngot  %#v\nwant %#v", normalised(back), wantBack)

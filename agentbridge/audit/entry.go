@@ -1,12 +1,13 @@
 // Package audit is agentgate's audit log: one JSON line per step of every
 // proposal (SPEC §1 step 8, §4), appended with fsync by every process that
 // decides or runs something (the app's bridge, `agentgate run`, `agentgate
-// hook`), rotated by size, and read back by `agentgate log` and by the rule
-// preview.
+// hook`), rotated by size, kept for a span of time under a disk cap
+// (Housekeep), and read back by `agentgate log` and by the rule preview.
 //
 // The file is <state>/agentgate/audit.log (Linux: $XDG_STATE_HOME, by
-// default ~/.local/state). Older entries live in audit.log.1 (newest) …
-// audit.log.N (oldest).
+// default ~/.local/state). Older entries live in rotated files named after
+// the moment of their rotation, audit.log.20261130T101500.123456789Z,
+// compressed (.gz) from the second newest on.
 package audit
 
 import (
@@ -39,6 +40,10 @@ const (
 	// KindConnectionRefused: a connection was closed at accept (another
 	// user, unreadable credentials, too many connections).
 	KindConnectionRefused Kind = "connection_refused"
+	// KindHistoryCap: a disk cap made agentgate drop history younger than
+	// the span it keeps at least (the audit log's files, or run records);
+	// Message says which and how to keep more.
+	KindHistoryCap Kind = "history_cap"
 )
 
 // Decisions recorded in Entry.Decision.
@@ -75,8 +80,16 @@ type Entry struct {
 	PeerPID int `json:"peer_pid,omitempty"`
 	// PeerExe is the proposing process's executable, when known.
 	PeerExe string `json:"peer_exe,omitempty"`
-	// Argv is the proposed argv exactly as sent.
+	// Argv is the proposed argv exactly as sent — abbreviated when it is
+	// longer than MaxArgvBytes (Bound), then ArgvSHA256 is set.
 	Argv []string `json:"argv,omitempty"`
+	// ArgvSHA256 is set when Argv was abbreviated: ArgvDigest of the whole
+	// argv, which the run's record keeps.
+	ArgvSHA256 string `json:"argv_sha256,omitempty"`
+	// ArgvBytes is the whole argv's size in bytes, when abbreviated.
+	ArgvBytes int64 `json:"argv_bytes,omitempty"`
+	// ArgvCount is the whole argv's number of tokens, when abbreviated.
+	ArgvCount int `json:"argv_count,omitempty"`
 	// CommandLine is the shell text of a hook request (runs through the
 	// agent's own shell; Argv is then set only when it is one simple command).
 	CommandLine string `json:"command_line,omitempty"`
@@ -126,6 +139,13 @@ type Entry struct {
 	Changes *runinfo.ChangeSummary `json:"changes,omitempty"`
 	// Error explains a failed start, a timeout or a loss.
 	Error string `json:"error,omitempty"`
+	// Count is set when the entry stands for more than one occurrence: a
+	// refusal entry coalescing the refusals one session got in a burst
+	// (the first of them has an entry of its own before).
+	Count int `json:"count,omitempty"`
+	// Since is, with Count, when the first of the coalesced occurrences
+	// happened (Time is when the last did).
+	Since time.Time `json:"since,omitzero"`
 }
 
 // Rule is an allow-list rule with its provenance.

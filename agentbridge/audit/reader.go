@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentgate/agentgate/internal/atomicfile"
@@ -44,21 +46,16 @@ func (e *LineError) Error() string {
 func (e *LineError) Unwrap() error { return e.Err }
 
 // Files returns the audit log files that exist for the active path, oldest
-// first (audit.log.N … audit.log.1, audit.log). Gaps are skipped.
+// first: the rotated ones (compressed or not, see listRotated), then the
+// active file.
 func Files(path string) ([]string, error) {
-	var files []string
-	for i := 1; ; i++ {
-		_, err := os.Stat(rotated(path, i))
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list the audit log files: %w", err)
-		}
-		files = append(files, rotated(path, i))
+	rotatedFiles, err := listRotated(path)
+	if err != nil {
+		return nil, err
 	}
-	for l, r := 0, len(files)-1; l < r; l, r = l+1, r-1 {
-		files[l], files[r] = files[r], files[l]
+	files := make([]string, 0, len(rotatedFiles)+1)
+	for _, f := range rotatedFiles {
+		files = append(files, f.name)
 	}
 	if _, err := os.Stat(path); err == nil {
 		files = append(files, path)
@@ -68,8 +65,31 @@ func Files(path string) ([]string, error) {
 	return files, nil
 }
 
+// readLogFile returns the content of one audit log file, decompressed when
+// it is a .gz file. A plain rotated file compressed since it was listed is
+// read from its compressed copy.
+func readLogFile(name string) ([]byte, error) {
+	data, err := atomicfile.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) && !strings.HasSuffix(name, gzSuffix) {
+		name += gzSuffix
+		data, err = atomicfile.ReadFile(name)
+	}
+	if err != nil || !strings.HasSuffix(name, gzSuffix) {
+		return data, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
 // Entries yields the entries of the audit log at path (the active file and
-// its rotated predecessors) in the given order. A line that does not decode
+// its rotated predecessors, compressed or not) in the given order. A line that does not decode
 // yields a zero Entry with a *LineError and iteration continues; a file that
 // cannot be read yields its error and iteration stops. Each file is read
 // whole when its turn comes, so memory is bounded by the rotation size. A
@@ -88,9 +108,9 @@ func Entries(path string, order Order) iter.Seq2[Entry, error] {
 			}
 		}
 		for _, file := range files {
-			data, err := atomicfile.ReadFile(file)
+			data, err := readLogFile(file)
 			if errors.Is(err, os.ErrNotExist) {
-				continue // rotated away since listing
+				continue // removed since listing
 			}
 			if err != nil {
 				yield(Entry{}, fmt.Errorf("read the audit log: %w", err))
