@@ -97,6 +97,8 @@ type Broker struct {
 	notTaking atomic.Pointer[wire.Error]
 	// wg tracks the broker's goroutines.
 	wg sync.WaitGroup
+	// refusals coalesces agents' repeated refusals in the audit log.
+	refusals refusals
 }
 
 // NewBroker returns a broker for cfg.
@@ -334,7 +336,7 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	// 1. The session is hello'd (the server enforces it); 2. validate.
 	cmd, werr := s.validate(p, settings)
 	if werr != nil {
-		b.record(s, proposal, refusalEntry(id, werr))
+		b.recordRefusal(s, proposal, refusalEntry(id, werr))
 		return wire.ProposeResult{}, werr
 	}
 	req := &ApprovalRequest{ID: id, Session: s.ID, Provider: s.Provider, Client: s.Client, PeerPID: s.Peer.PID, PeerExe: s.Peer.Exe,
@@ -367,6 +369,13 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	}
 
 	// 4. Ask a person, never allow by default.
+	b.mu.Lock()
+	werr = b.questionRefusalLocked(s, t, settings)
+	b.mu.Unlock()
+	if werr != nil {
+		b.recordRefusal(s, proposal, refusalEntry(id, werr))
+		return wire.ProposeResult{}, werr
+	}
 	if err := b.record(s, proposal); err != nil {
 		return wire.ProposeResult{}, auditFailed(err)
 	}
@@ -476,24 +485,8 @@ func refusalEntry(id string, werr *wire.Error) audit.Entry {
 func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings) *wire.Error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
-		return wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; nothing new is asked or run")
-	}
-	if werr := b.notTaking.Load(); werr != nil {
+	if werr := b.questionRefusalLocked(s, t, settings); werr != nil {
 		return werr
-	}
-	if s.closed {
-		return wire.Refuse(wire.RefuseWithdrawn, "the session is closed")
-	}
-	if b.approver == nil {
-		if t.req.MatchedRule != nil {
-			d := prefs.Decision{Rule: t.req.MatchedRule, Findings: t.req.Findings}
-			return wire.Refuse(wire.RefuseNoApprover, d.Explain(nil)+"; a person must approve it, and nobody can be asked right now. Nothing ran")
-		}
-		return wire.Refuse(wire.RefuseNoApprover, b.cfg.NoApproverReason)
-	}
-	if s.pending >= settings.MaxPendingPerSession {
-		return wire.Refuse(wire.RefuseTooManyPending, fmt.Sprintf("this session already has %d proposals waiting for a person (the limit); wait for answers or cancel some", s.pending))
 	}
 	t.req.Expires = t.req.Proposed.Add(settings.ApprovalExpiry)
 	ctx, cancel := context.WithDeadline(b.ctx, t.req.Expires)
@@ -508,6 +501,29 @@ func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings)
 	approver := b.approver
 	b.wg.Add(1)
 	go b.ask(ctx, approver, t, settings)
+	return nil
+}
+
+// questionRefusalLocked returns why t, a question from s, cannot be asked
+// now (shutting down, session closed, nobody to ask — naming the rule and
+// the argument that kept it from allowing t, if one did —, too many
+// pending), or nil. Called with b.mu held.
+func (b *Broker) questionRefusalLocked(s *Session, t *ticket, settings prefs.Settings) *wire.Error {
+	switch {
+	case b.closed:
+		return wire.Refuse(wire.RefuseShuttingDown, "agentgate is shutting down; nothing new is asked or run")
+	case b.notTaking.Load() != nil:
+		return b.notTaking.Load()
+	case s.closed:
+		return wire.Refuse(wire.RefuseWithdrawn, "the session is closed")
+	case b.approver == nil && t.req.MatchedRule != nil:
+		d := prefs.Decision{Rule: t.req.MatchedRule, Findings: t.req.Findings}
+		return wire.Refuse(wire.RefuseNoApprover, d.Explain(nil)+"; a person must approve it, and nobody can be asked right now. Nothing ran")
+	case b.approver == nil:
+		return wire.Refuse(wire.RefuseNoApprover, b.cfg.NoApproverReason)
+	case s.pending >= settings.MaxPendingPerSession:
+		return wire.Refuse(wire.RefuseTooManyPending, fmt.Sprintf("this session already has %d proposals waiting for a person (the limit); wait for answers or cancel some", s.pending))
+	}
 	return nil
 }
 

@@ -84,3 +84,46 @@ func TestLogFollow(t *testing.T) {
 		t.Fatalf("log -f after SIGTERM: %v", err)
 	}
 }
+
+// TestLogAcrossRotatedAndCompressedFiles: `agentgate log` reads the whole
+// history — files of the former numbered naming, compressed rotated files,
+// the newest rotated file and the active one — oldest first.
+func TestLogAcrossRotatedAndCompressedFiles(t *testing.T) {
+	s := newCLISandbox(t, "")
+	path := audit.Path(s.paths.StateDir)
+	log, err := audit.Open(path, audit.Options{Host: "test", MaxBytes: 2 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		if err := log.Append(audit.Entry{Kind: audit.KindProposal, RunID: "r" + strconv.Itoa(1000+i), Argv: []string{"echo", strings.Repeat("x", 40)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.Housekeep(); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	files, _ := audit.Files(path)
+	compressed := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".gz") {
+			compressed++
+		}
+	}
+	if compressed < 2 {
+		t.Fatalf("files %v: want several compressed ones", files)
+	}
+	code, stdout, stderr := runCLI(t, s, "log", "-n", "0", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 60 || !strings.Contains(lines[0], `"run_id":"r1000"`) || !strings.Contains(lines[59], `"run_id":"r1059"`) {
+		t.Fatalf("log printed %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+	code, stdout, _ = runCLI(t, s, "log", "-n", "3", "--json")
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); code != exitOK || len(lines) != 3 || !strings.Contains(lines[2], `"run_id":"r1059"`) {
+		t.Fatalf("log -n 3: exit %d, %q", code, stdout)
+	}
+}

@@ -92,6 +92,9 @@ type Record struct {
 	StderrPath string `json:"stderr_path"`
 	// SpillCap is the ring size of the spill files.
 	SpillCap int64 `json:"spill_cap"`
+	// OutputRemoved is set when the spill files were removed to keep the
+	// runs under their disk cap (PruneRecords); the record stays.
+	OutputRemoved bool `json:"output_removed,omitempty"`
 }
 
 // runsDir returns the directory holding the run records of stateDir.
@@ -285,13 +288,47 @@ func RequestCancel(stateDir, id string) error {
 	return writeFileAtomic(cancelPath(stateDir, id), []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), false)
 }
 
-// PruneRecords keeps the newest keep finished records (by start time) and
-// removes the older ones together with their output files and cancel
-// requests. Running records are never removed. keep < 0 is treated as 0.
-func PruneRecords(stateDir string, keep int) error {
+// Retention says which finished runs PruneRecords keeps: at least the
+// Keep newest, and at least every run that started within Span, as long as
+// all the records and their retained output take no more than MaxTotal.
+type Retention struct {
+	// Keep is how many of the newest finished runs are kept whatever their
+	// age.
+	Keep int
+	// Span is how far back every run is kept (by start time).
+	Span time.Duration
+	// MaxTotal is the disk cap of the runs directory (records and output
+	// files); ≤ 0 means none.
+	MaxTotal int64
+}
+
+// Pruned says what PruneRecords removed.
+type Pruned struct {
+	// Runs counts the finished runs removed (record and output).
+	Runs int
+	// Outputs counts the runs whose retained output alone was removed.
+	Outputs int
+	// CapCut counts the runs, among those, that started within the span:
+	// the cap left no choice (a history_cap for the person).
+	CapCut int
+	// Through is the newest start time among CapCut's runs.
+	Through time.Time
+}
+
+// PruneRecords removes finished runs — record, output files, cancel request
+// — keeping those Retention asks for. Running runs are never touched.
+// First, runs older than the span beyond the Keep newest go. Then, while
+// the runs directory takes more than MaxTotal, the retained output of the
+// oldest finished runs goes first (their records stay, marked
+// OutputRemoved), then the oldest finished runs themselves; what of this
+// started within the span is counted in Pruned.CapCut. So a flood of runs
+// cannot push the history of the span out by number, only by size, and
+// that is reported.
+func PruneRecords(stateDir string, r Retention) (Pruned, error) {
+	var res Pruned
 	recs, err := ListRecords(stateDir)
 	if err != nil {
-		return err
+		return res, err
 	}
 	var finished []Record
 	for _, rec := range recs {
@@ -299,12 +336,85 @@ func PruneRecords(stateDir string, keep int) error {
 			finished = append(finished, rec)
 		}
 	}
-	keep = max(keep, 0)
+	horizon := time.Now().Add(-r.Span)
 	var errs []error
-	for i := 0; i < len(finished)-keep; i++ {
-		errs = append(errs, removeRun(stateDir, finished[i].ID))
+	kept := finished[:0]
+	for i, rec := range finished {
+		if len(finished)-i > max(r.Keep, 0) && rec.StartedAt.Before(horizon) {
+			errs = append(errs, removeRun(stateDir, rec.ID))
+			res.Runs++
+			continue
+		}
+		kept = append(kept, rec)
 	}
-	return errors.Join(errs...)
+	if r.MaxTotal <= 0 {
+		return res, errors.Join(errs...)
+	}
+	total := dirSize(runsDir(stateDir))
+	capCut := func(rec Record) {
+		if !rec.StartedAt.Before(horizon) {
+			res.CapCut++
+			res.Through = rec.StartedAt
+		}
+	}
+	for i := 0; i < len(kept) && total > r.MaxTotal; i++ {
+		rec := &kept[i]
+		if rec.OutputRemoved {
+			continue
+		}
+		freed := fileSize(outputPath(stateDir, rec.ID, Stdout)) + fileSize(outputPath(stateDir, rec.ID, Stderr))
+		if freed == 0 {
+			continue
+		}
+		rec.OutputRemoved = true
+		if err := writeRecord(stateDir, *rec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, s := range []Stream{Stdout, Stderr} {
+			if err := os.Remove(outputPath(stateDir, rec.ID, s)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+		total -= freed
+		res.Outputs++
+		capCut(*rec)
+	}
+	for _, rec := range kept {
+		if total <= r.MaxTotal {
+			break
+		}
+		total -= fileSize(recordPath(stateDir, rec.ID))
+		errs = append(errs, removeRun(stateDir, rec.ID))
+		res.Runs++
+		if !rec.OutputRemoved {
+			capCut(rec)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// fileSize is the size of the file at path, 0 if it cannot be read.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// dirSize is the size of the regular files in dir and its subdirectories.
+func dirSize(dir string) int64 {
+	var total int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				total += fi.Size()
+			}
+		}
+		return nil
+	})
+	return total
 }
 
 // removeRun removes a run's record, cancel request and output files, and
@@ -342,6 +452,9 @@ func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, erro
 	}
 	if total == 0 || rec.SpillCap <= 0 {
 		return Chunk{Next: cursor, EOF: rec.State.Final()}, nil
+	}
+	if rec.OutputRemoved {
+		return Chunk{Next: max(cursor, total), Dropped: cursor < total, EOF: true}, nil
 	}
 	c, err := readFinished(path, rec.SpillCap, total, cursor, maxBytes)
 	if err != nil {

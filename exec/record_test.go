@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -207,7 +208,9 @@ func TestPruneRecords(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(runsDir(stateDir), id, "stderr"), []byte("e"), 0o600))
 	}
 	require.NoError(t, os.WriteFile(cancelPath(stateDir, "r0"), nil, 0o600))
-	require.NoError(t, PruneRecords(stateDir, 2))
+	pruned, err := PruneRecords(stateDir, Retention{Keep: 2})
+	require.NoError(t, err)
+	assert.Equal(t, 2, pruned.Runs)
 	recs, err := ListRecords(stateDir)
 	require.NoError(t, err)
 	var ids []string
@@ -222,7 +225,8 @@ func TestPruneRecords(t *testing.T) {
 	assert.FileExists(t, outputPath(stateDir, "r3", Stdout))
 	assert.NoFileExists(t, cancelPath(stateDir, "r0"))
 	assert.DirExists(t, filepath.Join(runsDir(stateDir), "r3"))
-	require.NoError(t, PruneRecords(stateDir, -1))
+	_, err = PruneRecords(stateDir, Retention{Keep: -1})
+	require.NoError(t, err)
 	recs, err = ListRecords(stateDir)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
@@ -237,4 +241,59 @@ func TestRequestCancelErrors(t *testing.T) {
 	require.NoError(t, writeRecord(stateDir, Record{ID: "fin", State: StateExited}))
 	require.NoError(t, RequestCancel(stateDir, "fin"))
 	assert.NoFileExists(t, cancelPath(stateDir, "fin"), "a finished run gets no request")
+}
+
+// TestPruneRecordsKeepsTheSpan: a flood of runs does not push out the runs
+// of the span by number, only the disk cap does — outputs first, oldest
+// first — and that is counted as a cap cut.
+func TestPruneRecordsKeepsTheSpan(t *testing.T) {
+	stateDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(runsDir(stateDir), 0o700))
+	now := time.Now().UTC()
+	write := func(id string, started time.Time, out int) {
+		var buf bytes.Buffer
+		require.NoError(t, encodeRecord(&buf, Record{ID: id, State: StateExited, StartedAt: started, StdoutBytes: int64(out), SpillCap: 1 << 20,
+			StdoutPath: outputPath(stateDir, id, Stdout)}))
+		require.NoError(t, os.WriteFile(recordPath(stateDir, id), buf.Bytes(), 0o600)) // no fsync: many records
+		require.NoError(t, os.WriteFile(outputPath(stateDir, id, Stdout), make([]byte, out), 0o600))
+	}
+	write("old", now.Add(-48*time.Hour), 10)
+	for i := range 600 {
+		write(fmt.Sprintf("r%03d", i), now.Add(-time.Hour+time.Duration(i)*time.Second), 0)
+	}
+	pruned, err := PruneRecords(stateDir, Retention{Keep: 500, Span: 24 * time.Hour, MaxTotal: 1 << 30})
+	require.NoError(t, err)
+	assert.Equal(t, Pruned{Runs: 1}, pruned, "only the run older than the span, beyond the 500 newest, goes")
+	recs, _ := ListRecords(stateDir)
+	assert.Len(t, recs, 600, "600 runs of the last hour are all kept, beyond retain_runs")
+
+	// Over the cap: the oldest outputs go first, their records stay.
+	write("big1", now.Add(-30*time.Minute), 300<<10)
+	write("big2", now.Add(-20*time.Minute), 300<<10)
+	size := dirSize(runsDir(stateDir))
+	pruned, err = PruneRecords(stateDir, Retention{Keep: 500, Span: 24 * time.Hour, MaxTotal: size - 200<<10})
+	require.NoError(t, err)
+	assert.Equal(t, 0, pruned.Runs)
+	assert.Equal(t, 1, pruned.Outputs)
+	assert.Equal(t, 1, pruned.CapCut)
+	recs, _ = ListRecords(stateDir)
+	var big1 Record
+	for _, r := range recs {
+		if r.ID == "big1" {
+			big1 = r
+		}
+	}
+	assert.True(t, big1.OutputRemoved)
+	assert.NoFileExists(t, outputPath(stateDir, "big1", Stdout))
+	assert.FileExists(t, outputPath(stateDir, "big2", Stdout))
+	c, err := ReadRecorded(big1, Stdout, 0, 100)
+	require.NoError(t, err)
+	assert.True(t, c.Dropped && c.EOF && len(c.Data) == 0, "the removed output reads as dropped: %+v", c)
+
+	// Far over the cap: the oldest records go too.
+	pruned, err = PruneRecords(stateDir, Retention{Keep: 500, Span: 24 * time.Hour, MaxTotal: 64 << 10})
+	require.NoError(t, err)
+	assert.Positive(t, pruned.Runs)
+	assert.Positive(t, pruned.CapCut)
+	assert.LessOrEqual(t, dirSize(runsDir(stateDir)), int64(64<<10))
 }

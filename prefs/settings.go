@@ -39,14 +39,28 @@ type Settings struct {
 	// is stopped. Default 2s, range 100ms to 60s.
 	Grace time.Duration
 	// RetainRuns ("retain_runs") is how many finished run records (and their
-	// output) are kept. Default 500, range 10 to 100000.
+	// output) are kept at least, whatever their age (unless
+	// RunsMaxTotalBytes forces otherwise). Default 500, range 10 to 100000.
 	RetainRuns int
+	// HistorySpan ("history_span") is how far back the audit log and the
+	// Processes history (run records) keep everything at least: nothing
+	// younger is dropped unless a disk cap (AuditMaxTotalBytes,
+	// RunsMaxTotalBytes) leaves no choice, which is audited (history_cap)
+	// and notified. Default 720h (30 days), range 24h to 87600h.
+	HistorySpan time.Duration
 	// AuditMaxBytes ("audit_max_bytes") is the size at which the audit log is
-	// rotated. Default 64 MiB, range 1 MiB to 4 GiB.
+	// rotated. Default 16 MiB, range 1 MiB to 1 GiB, at most a quarter of
+	// AuditMaxTotalBytes.
 	AuditMaxBytes int64
-	// AuditKeepFiles ("audit_keep_files") is how many rotated audit logs are
-	// kept besides the current one. Default 5, range 1 to 100.
-	AuditKeepFiles int
+	// AuditMaxTotalBytes ("audit_max_total_bytes") is the audit log's disk
+	// cap: all its files together, the older ones compressed. Default 256
+	// MiB, range 8 MiB to 64 GiB.
+	AuditMaxTotalBytes int64
+	// RunsMaxTotalBytes ("runs_max_total_bytes") is the Processes history's
+	// disk cap: all run records and their retained output together; the
+	// outputs of the oldest runs go first, then their records. Default 1
+	// GiB, range 64 MiB to 1 TiB.
+	RunsMaxTotalBytes int64
 	// OutputMaxBytes ("output_max_bytes") caps the stdout kept on disk per
 	// run; beyond it the newest bytes are kept. Default 64 MiB, range 1 MiB
 	// to 1 GiB.
@@ -73,8 +87,10 @@ func DefaultSettings() Settings {
 		MaxPendingPerSession: 16,
 		Grace:                2 * time.Second,
 		RetainRuns:           500,
-		AuditMaxBytes:        64 << 20,
-		AuditKeepFiles:       5,
+		HistorySpan:          30 * 24 * time.Hour,
+		AuditMaxBytes:        16 << 20,
+		AuditMaxTotalBytes:   256 << 20,
+		RunsMaxTotalBytes:    1 << 30,
 		OutputMaxBytes:       64 << 20,
 		MaxConnections:       64,
 		IdleTimeout:          10 * time.Minute,
@@ -102,8 +118,10 @@ var settingFields = []settingField{
 	{"max_pending_per_session", func(s *Settings) any { return &s.MaxPendingPerSession }, 1, 1000},
 	{"grace", func(s *Settings) any { return &s.Grace }, int64(100 * time.Millisecond), int64(60 * time.Second)},
 	{"retain_runs", func(s *Settings) any { return &s.RetainRuns }, 10, 100000},
-	{"audit_max_bytes", func(s *Settings) any { return &s.AuditMaxBytes }, 1 << 20, 4 << 30},
-	{"audit_keep_files", func(s *Settings) any { return &s.AuditKeepFiles }, 1, 100},
+	{"history_span", func(s *Settings) any { return &s.HistorySpan }, int64(24 * time.Hour), int64(87600 * time.Hour)},
+	{"audit_max_bytes", func(s *Settings) any { return &s.AuditMaxBytes }, 1 << 20, 1 << 30},
+	{"audit_max_total_bytes", func(s *Settings) any { return &s.AuditMaxTotalBytes }, 8 << 20, 64 << 30},
+	{"runs_max_total_bytes", func(s *Settings) any { return &s.RunsMaxTotalBytes }, 64 << 20, 1 << 40},
 	{"output_max_bytes", func(s *Settings) any { return &s.OutputMaxBytes }, 1 << 20, 1 << 30},
 	{"max_connections", func(s *Settings) any { return &s.MaxConnections }, 1, 1024},
 	{"idle_timeout", func(s *Settings) any { return &s.IdleTimeout }, int64(10 * time.Second), int64(24 * time.Hour)},
@@ -189,8 +207,18 @@ func (s Settings) Validate() error {
 			return err
 		}
 	}
+	if s.AuditMaxBytes > s.AuditMaxTotalBytes/4 {
+		return fmt.Errorf("audit_max_bytes %d is more than a quarter of audit_max_total_bytes %d: the disk cap must hold several rotated files; lower audit_max_bytes or raise audit_max_total_bytes", s.AuditMaxBytes, s.AuditMaxTotalBytes)
+	}
 	return nil
 }
+
+// retiredSettings are keys of earlier versions that are accepted and
+// ignored, so that a settings file written by one still loads; they are
+// never written. audit_keep_files counted rotated audit logs, which let a
+// flood of entries push out the history; history_span and
+// audit_max_total_bytes replace it.
+var retiredSettings = []string{"audit_keep_files"}
 
 // LoadSettings reads <p.ConfigDir>/settings.json. A missing file gives
 // DefaultSettings; a missing key keeps its default. The file must be one JSON
@@ -221,7 +249,7 @@ func LoadSettings(p Paths) (Settings, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if !slices.Contains(known, k) {
+		if !slices.Contains(known, k) && !slices.Contains(retiredSettings, k) {
 			return Settings{}, fmt.Errorf("settings file %s: unknown key %q: the keys are %s", path, k, strings.Join(known, ", "))
 		}
 	}
@@ -231,6 +259,9 @@ func LoadSettings(p Paths) (Settings, error) {
 				return Settings{}, fmt.Errorf("settings file %s: %w", path, err)
 			}
 		}
+	}
+	if err := s.Validate(); err != nil {
+		return Settings{}, fmt.Errorf("settings file %s: %w", path, err)
 	}
 	return s, nil
 }

@@ -183,3 +183,25 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Fatal("a missing directory must be an error")
 	}
 }
+
+// TestHistorySettings: a settings file of an earlier version with
+// audit_keep_files still loads; the rotation size must leave the disk cap
+// room for several files.
+func TestHistorySettings(t *testing.T) {
+	p := testPaths(t)
+	writeFile(t, p.settingsFile(), `{"audit_keep_files": 5, "history_span": "1000h", "audit_max_total_bytes": 67108864}`)
+	s, err := LoadSettings(p)
+	if err != nil || s.HistorySpan != 1000*time.Hour || s.AuditMaxTotalBytes != 64<<20 {
+		t.Fatalf("LoadSettings = %+v, %v", s, err)
+	}
+	writeFile(t, p.settingsFile(), `{"audit_max_bytes": 33554432, "audit_max_total_bytes": 67108864}`)
+	if _, err := LoadSettings(p); err == nil || !strings.Contains(err.Error(), "quarter") {
+		t.Fatalf("a rotation size of half the cap: %v", err)
+	}
+	if err := SaveSettings(p, DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(readFile(t, p.settingsFile()), "audit_keep_files") {
+		t.Fatal("a retired key was written")
+	}
+}

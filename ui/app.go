@@ -67,7 +67,16 @@ func run() error {
 		return err
 	}
 	paths := prefs.DefaultPaths()
-	h, err := host.Open(ctx, host.Options{Paths: paths, Kind: exec.HostApp, AuditHost: "app", Socket: sock, TakeOver: true})
+	// A disk cap that cut into the history span is told to the person (it
+	// may happen during Open, before the app exists: queued until then).
+	historyCaps := make(chan string, 8)
+	h, err := host.Open(ctx, host.Options{Paths: paths, Kind: exec.HostApp, AuditHost: "app", Socket: sock, TakeOver: true,
+		OnHistoryCap: func(msg string) {
+			select {
+			case historyCaps <- msg:
+			default:
+			}
+		}})
 	if err != nil {
 		return err
 	}
@@ -83,6 +92,19 @@ func run() error {
 	}
 
 	a := app.NewWithID(AppID)
+	go func() {
+		for {
+			select {
+			case msg := <-historyCaps:
+				fmt.Fprintln(os.Stderr, "agentgate:", msg)
+				fyne.Do(func() {
+					a.SendNotification(fyne.NewNotification("agentgate: history removed to stay under its disk cap", msg))
+				})
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	exe, _ := os.Executable()
 	d := &desk{
 		app: a, queue: &model.Queue{}, rules: h.Store, gate: h.Broker, paths: paths, executor: h.Executor,

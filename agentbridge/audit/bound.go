@@ -46,7 +46,7 @@ func ArgvDigest(argv []string) string {
 // list and says so in its Reason (Incomplete set). Within the bounds,
 // nothing changes.
 func Bound(e Entry) Entry {
-	if size := argvBytes(e.Argv); size > MaxArgvBytes && e.ArgvSHA256 == "" {
+	if size := ArgvSize(e.Argv); size > MaxArgvBytes && e.ArgvSHA256 == "" {
 		e.ArgvSHA256, e.ArgvBytes, e.ArgvCount = ArgvDigest(e.Argv), size, len(e.Argv)
 		e.Argv = abbreviateArgv(e.Argv)
 	}
@@ -70,8 +70,8 @@ func Bound(e Entry) Entry {
 	return e
 }
 
-// argvBytes is the size of argv's tokens.
-func argvBytes(argv []string) int64 {
+// ArgvSize is the size of argv's tokens in bytes.
+func ArgvSize(argv []string) int64 {
 	var n int64
 	for _, tok := range argv {
 		n += int64(len(tok))

@@ -28,8 +28,8 @@ func TestBound(t *testing.T) {
 	if b.ArgvSHA256 != ArgvDigest(argv) || b.ArgvBytes != int64(len("echo")+1+len(huge)+1) || b.ArgvCount != 4 {
 		t.Fatalf("argv digest/size/count = %s %d %d", b.ArgvSHA256, b.ArgvBytes, b.ArgvCount)
 	}
-	if argvBytes(b.Argv) > MaxArgvBytes+64 || b.Argv[0] != "echo" || b.Argv[1] != "a" || !strings.Contains(b.Argv[len(b.Argv)-1], "1 more arguments") {
-		t.Fatalf("abbreviated argv = %d bytes, %q…", argvBytes(b.Argv), b.Argv[len(b.Argv)-1])
+	if ArgvSize(b.Argv) > MaxArgvBytes+64 || b.Argv[0] != "echo" || b.Argv[1] != "a" || !strings.Contains(b.Argv[len(b.Argv)-1], "1 more arguments") {
+		t.Fatalf("abbreviated argv = %d bytes, %q…", ArgvSize(b.Argv), b.Argv[len(b.Argv)-1])
 	}
 	for _, s := range []string{b.Reason, b.CommandLine} {
 		if len(s) > MaxStringBytes || !strings.Contains(s, "1048576 bytes, sha256 ") && !strings.Contains(s, "1048581 bytes, sha256 ") {

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -69,23 +70,51 @@ func Files(path string) ([]string, error) {
 // it is a .gz file. A plain rotated file compressed since it was listed is
 // read from its compressed copy.
 func readLogFile(name string) ([]byte, error) {
-	data, err := atomicfile.ReadFile(name)
+	r, err := openLogFile(name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return data, fmt.Errorf("read the audit log %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// logReader reads one audit log file's lines, decompressed.
+type logReader struct {
+	io.Reader
+	// f is the open file.
+	f *os.File
+	// gz is true when the file is compressed (Reader decompresses).
+	gz bool
+}
+
+// Close closes the file.
+func (r *logReader) Close() error { return r.f.Close() }
+
+// openLogFile opens one audit log file for reading its lines: a .gz file
+// through a gzip reader; a plain rotated file compressed since it was
+// listed through its compressed copy. A missing file is os.ErrNotExist.
+func openLogFile(name string) (*logReader, error) {
+	f, err := atomicfile.Open(name)
 	if errors.Is(err, os.ErrNotExist) && !strings.HasSuffix(name, gzSuffix) {
 		name += gzSuffix
-		data, err = atomicfile.ReadFile(name)
+		f, err = atomicfile.Open(name)
 	}
-	if err != nil || !strings.HasSuffix(name, gzSuffix) {
-		return data, err
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	out, err := io.ReadAll(zr)
+	if !strings.HasSuffix(name, gzSuffix) {
+		return &logReader{Reader: f, f: f}, nil
+	}
+	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 64<<10))
 	if err != nil {
-		return out, fmt.Errorf("%s: %w", name, err)
+		f.Close()
+		return nil, fmt.Errorf("read the audit log %s: %w", name, err)
 	}
-	return out, nil
+	return &logReader{Reader: zr, f: f, gz: true}, nil
 }
 
 // Entries yields the entries of the audit log at path (the active file and

@@ -98,15 +98,15 @@ var errMoved = errors.New("the audit log file was rotated while being read")
 // firstLineDigest returns the hex SHA-256 of the first line of file ("" for
 // an empty file, one with no complete line yet, or one rotated away).
 func firstLineDigest(file string) (string, error) {
-	f, err := os.Open(file)
+	r, err := openLogFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("read the audit log: %w", err)
 	}
-	defer f.Close()
-	return digestFirstLine(f), nil
+	defer r.Close()
+	return digestFirstLine(r), nil
 }
 
 // digestFirstLine returns the hex SHA-256 of the first line r holds ("" when
@@ -133,30 +133,50 @@ func digestFirstLine(r io.Reader) string {
 // first line has that digest and be at least offset bytes long, else
 // nothing is read and the error is errMoved.
 func readLinesFrom(file, want string, offset int64, match []byte, fn func(Entry)) (end int64, first string, err error) {
-	f, err := os.Open(file)
+	lf, err := openLogFile(file)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, "", fmt.Errorf("read the audit log: %w", err)
 	}
-	if err != nil { // rotated away since listing
+	if err != nil { // removed since listing
 		if want != "" {
 			return 0, "", errMoved
 		}
 		return 0, "", nil
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return 0, "", fmt.Errorf("read the audit log: %w", err)
-	}
-	first = digestFirstLine(io.NewSectionReader(f, 0, info.Size()))
-	if want != "" && (first != want || info.Size() < offset) {
-		return 0, "", errMoved
-	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return 0, "", fmt.Errorf("read the audit log: %w", err)
+	defer lf.Close()
+	var src io.Reader
+	if lf.gz {
+		// Compressed (an older file): positions count decompressed bytes,
+		// so the first line is read and the rest up to offset skipped.
+		br := bufio.NewReaderSize(lf, sinceChunk)
+		head, err := br.Peek(sinceChunk)
+		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return 0, "", fmt.Errorf("read the audit log: %w", err)
+		}
+		first = digestFirstLine(bytes.NewReader(head))
+		if want != "" && first != want {
+			return 0, "", errMoved
+		}
+		if n, _ := io.CopyN(io.Discard, br, offset); n < offset {
+			return 0, "", errMoved
+		}
+		src = br
+	} else {
+		info, err := lf.f.Stat()
+		if err != nil {
+			return 0, "", fmt.Errorf("read the audit log: %w", err)
+		}
+		first = digestFirstLine(io.NewSectionReader(lf.f, 0, info.Size()))
+		if want != "" && (first != want || info.Size() < offset) {
+			return 0, "", errMoved
+		}
+		if _, err := lf.f.Seek(offset, io.SeekStart); err != nil {
+			return 0, "", fmt.Errorf("read the audit log: %w", err)
+		}
+		src = lf.f
 	}
 	end = offset
-	r := bufio.NewReaderSize(f, sinceChunk)
+	r := bufio.NewReaderSize(src, sinceChunk)
 	var long []byte // a line longer than the buffer, gathered
 	for {
 		line, err := r.ReadSlice('\n')

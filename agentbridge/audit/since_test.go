@@ -63,6 +63,7 @@ func TestReadSinceIncremental(t *testing.T) {
 		t.Fatalf("second read: %v reset=%v, want only the new entries", ids, reset)
 	}
 	ids, _, reset = readAll(t, path, pos, "")
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" })
 	if len(ids) != 0 || reset {
 		t.Fatalf("nothing new: %v reset=%v", ids, reset)
 	}
@@ -100,7 +101,7 @@ func TestReadSinceUnfinishedLine(t *testing.T) {
 
 func TestReadSinceAcrossRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), FileName)
-	l, err := Open(path, Options{MaxBytes: 400, Keep: 3})
+	l, err := Open(path, Options{MaxBytes: 400, MaxTotal: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestReadSinceAcrossRotation(t *testing.T) {
 		n += round%3 + 1
 		ids, next, reset := readAll(t, path, pos, "")
 		if reset && round > 0 {
-			t.Fatalf("round %d: position lost although fewer than Keep rotations happened", round)
+			t.Fatalf("round %d: position lost although no file was dropped", round)
 		}
 		seen, pos = append(seen, ids...), next
 	}
@@ -123,10 +124,27 @@ func TestReadSinceAcrossRotation(t *testing.T) {
 	if files, _ := Files(path); len(files) < 2 {
 		t.Fatalf("the test did not rotate: %v", files)
 	}
-	// More rotations than Keep between two reads: the position's file is
-	// gone, so the whole retained log is read again and reset is said.
+	// Older files compressed: the position holds (it counts decompressed
+	// bytes) and what follows it is read.
+	appendIDs(t, l, n, n+3)
+	if err := l.Housekeep(); err != nil {
+		t.Fatal(err)
+	}
+	ids, next, reset := readAll(t, path, pos, "")
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" }) // a history_cap entry
+	if reset || !slices.Equal(ids, seq(n, n+3)) {
+		t.Fatalf("after compression: %v reset=%v, want %v", ids, reset, seq(n, n+3))
+	}
+	n, pos = n+3, next
+	// Many rotations between two reads and the disk cap enforced: the
+	// position's file is gone, so the whole retained log is read again and
+	// reset is said.
 	appendIDs(t, l, n, n+40)
-	ids, _, reset := readAll(t, path, pos, "")
+	if err := l.Housekeep(); err != nil {
+		t.Fatal(err)
+	}
+	ids, _, reset = readAll(t, path, pos, "")
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" })
 	if !reset || len(ids) == 0 || ids[len(ids)-1] != fmt.Sprint(n+39) {
 		t.Fatalf("after the position rotated away: reset=%v, %d entries ending %v", reset, len(ids), ids[len(ids)-1:])
 	}
@@ -134,9 +152,9 @@ func TestReadSinceAcrossRotation(t *testing.T) {
 	// name of a deleted file that is still open, Wine even lets it be
 	// opened again.)
 	l.Close()
-	os.Remove(path)
-	for i := 1; i <= 3; i++ {
-		os.Remove(rotated(path, i))
+	files, _ := Files(path)
+	for _, f := range files {
+		os.Remove(f)
 	}
 	l2, err := Open(path, Options{})
 	if err != nil {
@@ -146,5 +164,31 @@ func TestReadSinceAcrossRotation(t *testing.T) {
 	appendIDs(t, l2, 1000, 1001)
 	if ids, _, reset := readAll(t, path, pos, ""); !reset || !slices.Equal(ids, []string{"1000"}) {
 		t.Fatalf("replaced log: %v reset=%v", ids, reset)
+	}
+}
+
+// TestReadSinceIntoACompressedFile: a position inside a file that was
+// rotated and then compressed holds: the rest of that file is read from
+// the compressed copy, then the newer files, without a reset.
+func TestReadSinceIntoACompressedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l, err := Open(path, Options{MaxBytes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendIDs(t, l, 0, 1)
+	_, pos, _ := readAll(t, path, Position{}, "")
+	appendIDs(t, l, 1, 12) // the position's file rotates, and others after it
+	if err := l.Housekeep(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := listRotated(path)
+	if len(files) < 2 || !files[0].gz {
+		t.Fatalf("the position's file was not compressed: %+v", files)
+	}
+	ids, _, reset := readAll(t, path, pos, "")
+	if reset || !slices.Equal(ids, seq(1, 12)) {
+		t.Fatalf("read %v reset=%v, want %v", ids, reset, seq(1, 12))
 	}
 }

@@ -65,6 +65,12 @@ type Options struct {
 	// process of Paths.StateDir, shared with every other host
 	// (changes.Open; started from this executable when none runs).
 	Changes changes.Tracker
+	// OnHistoryCap, if set, is told (with a sentence for the person) when a
+	// disk cap made agentgate drop history younger than history_span —
+	// the audit log's or the Processes history's; it is audited
+	// (history_cap) first. The desktop app notifies the person. It may be
+	// called from any goroutine, during Open too.
+	OnHistoryCap func(message string)
 }
 
 // Host is an assembled gate. Its parts are exported for the host's own
@@ -187,7 +193,12 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes, Changes: tracker}); err != nil {
 		return nil, fmt.Errorf("starting the executor: %w", err)
 	}
-	if h.Audit, err = audit.Open(h.AuditPath, audit.Options{MaxBytes: settings.AuditMaxBytes, Keep: settings.AuditKeepFiles, Host: opts.AuditHost}); err != nil {
+	auditOpts := audit.Options{MaxBytes: settings.AuditMaxBytes, MaxTotal: settings.AuditMaxTotalBytes, Span: settings.HistorySpan,
+		Host: opts.AuditHost, Maintain: true}
+	if opts.OnHistoryCap != nil {
+		auditOpts.OnCap = func(c audit.CapEvent) { opts.OnHistoryCap(c.Message()) }
+	}
+	if h.Audit, err = audit.Open(h.AuditPath, auditOpts); err != nil {
 		return nil, fmt.Errorf("opening the audit log (nothing runs unrecorded): %w", err)
 	}
 	cleanup = append(cleanup, func() { h.Audit.Close() })
@@ -199,9 +210,37 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 		return nil, err
 	}
 	if opts.Socket != "" {
-		_ = exec.PruneRecords(opts.Paths.StateDir, settings.RetainRuns)
+		h.keepHistory(settings, opts.OnHistoryCap)
 	}
 	return h, nil
+}
+
+// keepHistory brings a long-lived host's history within its bounds at
+// start (docs/protocol.md, "Audit"): the audit log's old files are
+// compressed and the disk cap enforced, in the background; finished runs
+// beyond the retention are pruned (exec.PruneRecords), and when the runs'
+// disk cap cut into history_span that is audited and told.
+func (h *Host) keepHistory(settings prefs.Settings, onCap func(string)) {
+	go func() {
+		if err := h.Audit.Housekeep(); err != nil {
+			fmt.Fprintln(os.Stderr, "agentgate: audit log housekeeping:", err)
+		}
+	}()
+	pruned, err := exec.PruneRecords(h.Paths.StateDir, exec.Retention{Keep: settings.RetainRuns, Span: settings.HistorySpan, MaxTotal: settings.RunsMaxTotalBytes})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agentgate: pruning old run records:", err)
+	}
+	if pruned.CapCut == 0 {
+		return
+	}
+	msg := fmt.Sprintf("the Processes history reached its disk cap of %d MiB: the output or record of %d run(s) started up to %s was removed although younger than the %v kept at least (history_span); raise runs_max_total_bytes to keep more",
+		settings.RunsMaxTotalBytes>>20, pruned.CapCut, pruned.Through.UTC().Format(time.RFC3339), settings.HistorySpan)
+	if err := h.Audit.Append(audit.Entry{Kind: audit.KindHistoryCap, Message: msg}); err != nil {
+		fmt.Fprintln(os.Stderr, "agentgate: audit log:", err)
+	}
+	if onCap != nil {
+		onCap(msg)
+	}
 }
 
 // Serve starts serving the socket in the background with the given server

@@ -212,7 +212,7 @@ func DecodeFrame(frame []byte) (*Request, json.RawMessage, *Error) {
 	if hasID {
 		switch firstByte(rawID) {
 		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			id = rawID
+			id = bytes.Clone(rawID) // the request outlives the frame's buffer
 		default:
 			return nil, nullID, NewError(CodeInvalidRequest, "invalid request: \"id\" must be a string or a number")
 		}
@@ -230,13 +230,13 @@ func DecodeFrame(frame []byte) (*Request, json.RawMessage, *Error) {
 	}
 	req := &Request{Method: method}
 	if hasID {
-		req.ID = rawID
+		req.ID = id
 	}
 	if raw, ok := members["params"]; ok {
 		if firstByte(raw) != '{' {
 			return nil, id, NewError(CodeInvalidRequest, "invalid request: \"params\" must be an object")
 		}
-		req.Params = raw
+		req.Params = bytes.Clone(raw) // the request outlives the frame's buffer
 	}
 	return req, id, nil
 }
@@ -248,24 +248,12 @@ var envelopeMembers = map[string]bool{"jsonrpc": true, "id": true, "method": tru
 // syntax error it reports, as an invalid_params error naming the member
 // (where says whose member: "request", "params"), the first member that is
 // not in allowed — names compared exactly, case included — or that appears
-// twice; the members are still returned.
+// twice; the members are still returned. The values are slices of obj, not
+// copies: a frame's megabyte of argv is scanned, never decoded, here.
 func objectMembers(obj []byte, allowed map[string]bool, where string) (map[string]json.RawMessage, *Error, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, nil, err
-	}
 	members := make(map[string]json.RawMessage, 4)
 	var problem *Error
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		name, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, nil, err
-		}
+	err := scanMembers(obj, func(name string, value []byte) {
 		if problem == nil {
 			if _, seen := members[name]; seen {
 				problem = memberError(fmt.Sprintf("%s member %q appears twice; send each member once", where, name))
@@ -274,8 +262,131 @@ func objectMembers(obj []byte, allowed map[string]bool, where string) (map[strin
 			}
 		}
 		members[name] = value
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return members, problem, nil
+}
+
+// errMalformed is scanMembers' error for input that is not a JSON object.
+var errMalformed = errors.New("not a well-formed JSON object")
+
+// scanMembers calls fn with each member of the JSON object obj, in order:
+// its name, decoded, and its value's bytes (a slice of obj). It skips the
+// values without decoding them (strings are skipped by their quotes and
+// escapes, arrays and objects by depth), so it costs one pass over obj. It
+// checks only what it needs to find the members; values are checked by
+// whoever decodes them. Anything it cannot follow is errMalformed.
+func scanMembers(obj []byte, fn func(name string, value []byte)) error {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return errMalformed
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return errMalformed
+		}
+		end := skipString(obj, i)
+		if end < 0 {
+			return errMalformed
+		}
+		var name string
+		if err := json.Unmarshal(obj[i:end], &name); err != nil {
+			return errMalformed
+		}
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return errMalformed
+		}
+		i = skipSpace(obj, i+1)
+		vend := skipValue(obj, i)
+		if vend < 0 {
+			return errMalformed
+		}
+		fn(name, obj[i:vend])
+		i = skipSpace(obj, vend)
+		if i >= len(obj) {
+			return errMalformed
+		}
+		switch obj[i] {
+		case ',':
+			i = skipSpace(obj, i+1)
+		case '}':
+			return nil
+		default:
+			return errMalformed
+		}
+	}
+}
+
+// skipSpace returns the index of the first non-space byte of b at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string starting at b[i]
+// (a '"'), or -1 if it does not end.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexAny(b[j:], `"\`)
+		if k < 0 {
+			return -1
+		}
+		j += k
+		if b[j] == '"' {
+			return j + 1
+		}
+		j += 2 // a backslash and the byte it escapes
+	}
+	return -1
+}
+
+// skipValue returns the index just past the JSON value starting at b[i],
+// or -1 if it does not end.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }
 
 // memberError is the invalid_params error for a member problem.

@@ -215,3 +215,38 @@ func TestEncodeRequestRoundTrip(t *testing.T) {
 		t.Fatalf("params: %+v %v", p, err)
 	}
 }
+
+// TestScanMembersMatchesDecoder: the one-pass member scanner finds the same
+// names and values encoding/json does, and refuses what is not an object.
+func TestScanMembersMatchesDecoder(t *testing.T) {
+	objects := []string{
+		`{}`, ` { } `,
+		`{"a":1,"b":"x","c":null,"d":true,"e":false,"f":-1.5e3}`,
+		`{"argv":["a","b\"c","d\\","é\u00e9"],"n":{"x":[1,{"y":"}"}],"z":"]"}}`,
+		"{\n\t\"k\" :\t\"v\" ,\r\n\"k2\":[ ]\n}",
+		`{"esc\"aped":"1","\u0041rgv":2}`,
+	}
+	for _, obj := range objects {
+		var got []string
+		if err := scanMembers([]byte(obj), func(name string, value []byte) { got = append(got, name+"="+string(value)) }); err != nil {
+			t.Fatalf("%s: %v", obj, err)
+		}
+		var want []string
+		dec := json.NewDecoder(strings.NewReader(obj))
+		dec.Token()
+		for dec.More() {
+			tok, _ := dec.Token()
+			var v json.RawMessage
+			dec.Decode(&v)
+			want = append(want, tok.(string)+"="+string(v))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s:\nscan    %q\ndecoder %q", obj, got, want)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `{`, `{"a"}`, `{"a":}`, `{"a":"x`, `{"a":1,}`, `{"a":1 "b":2}`, `{a:1}`, `{"a":[1,2}`} {
+		if err := scanMembers([]byte(bad), func(string, []byte) {}); err == nil {
+			t.Errorf("%q scanned without error", bad)
+		}
+	}
+}
