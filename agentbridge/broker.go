@@ -407,7 +407,7 @@ func (b *Broker) decideAhead(s *Session, t *ticket) (audit.Entry, bool) {
 		t.req.Findings = prefs.Guard(cmd.Argv, 0, cmd.Dir)
 	}
 	if b.cfg.Grants != nil {
-		m, ok, err := b.cfg.Grants.Match(prefs.GrantQuery{Argv: cmd.Argv, Executable: cmd.Executable, Provider: s.Provider, Project: s.ProjectRoot})
+		m, ok, err := b.cfg.Grants.Match(prefs.GrantQuery{Argv: cmd.Argv, Executable: cmd.Executable, ProgramID: cmd.ProgramID, Provider: s.Provider, Project: s.ProjectRoot})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "agentgate: %v\n", err)
 		}

@@ -1,13 +1,16 @@
 package agentbridge_test
 
 import (
+	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -60,5 +63,36 @@ func TestAllowedByGrant(t *testing.T) {
 	}
 	if _, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"echo", "granted"}}); refusalCode(t, err) != wire.RefuseNoApprover {
 		t.Fatalf("after revoke: %v, want no_approver", err)
+	}
+}
+
+// TestGrantBoundToTheProgramsFile: a grant is bound to the identity of the
+// program's file; once the file is rewritten (by anything, an allowed run
+// included) the grant no longer allows it.
+func TestGrantBoundToTheProgramsFile(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.Options{NoApprover: true})
+	tool := filepath.Join(b.Project, "tool.sh")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(tool, []byte("#!/bin/sh\necho harmless\n"), 0o755))
+	id, err := procspec.StatFileID(tool)
+	must(err)
+	_, err = b.Grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"./tool.sh"}, Executable: tool, ProgramID: id,
+		Project: b.Project, AllProviders: true, By: "terminal", For: time.Hour})
+	must(err)
+	ctx := ctxT(t)
+	c := b.Session(t, "claude")
+	res, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"./tool.sh"}})
+	must(err)
+	if _, out, err := c.WaitDone(ctx, res.RunID); err != nil || string(out) != "harmless\n" {
+		t.Fatalf("the granted program: %q %v", out, err)
+	}
+	must(os.WriteFile(tool, []byte("#!/bin/sh\necho rewritten\n"), 0o755))
+	if _, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"./tool.sh"}}); refusalCode(t, err) != wire.RefuseNoApprover {
+		t.Fatalf("the rewritten program: %v, want no_approver (the grant is for the file as it was)", err)
 	}
 }

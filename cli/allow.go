@@ -13,6 +13,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/rulestats"
 	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -241,7 +242,7 @@ func allowCheck(e env, store *prefs.Store, argv []string, provider, root string)
 	grants := prefs.OpenGrants(e.paths)
 	grants.Now = e.now
 	m, ok, err := grants.Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: root,
-		Resolve: func(argv0 string) (string, bool) { return hook.ResolveProgram(argv0, e.cwd) }})
+		Resolve: func(argv0 string) (string, procspec.FileID, bool) { return hook.ResolveProgram(argv0, e.cwd) }})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentgate allow check: %s\n", display.Text(err.Error()))
 	}

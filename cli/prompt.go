@@ -279,7 +279,7 @@ func (a *terminalApprover) temporarily(ctx context.Context, req *agentbridge.App
 			}
 		}
 	}
-	g, err := a.grants.Give(prefs.GrantRequest{Kind: kind, Argv: cmd.Argv, Executable: cmd.Executable, Project: req.ProjectRoot,
+	g, err := a.grants.Give(prefs.GrantRequest{Kind: kind, Argv: cmd.Argv, Executable: cmd.Executable, ProgramID: cmd.ProgramID, Project: req.ProjectRoot,
 		AllProviders: true, By: "terminal", For: d})
 	if err != nil {
 		fmt.Fprintf(a.out, "Could not give the grant: %v\n", err)

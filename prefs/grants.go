@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // A grant is a temporary permission a person gave on an approval card or at
@@ -62,6 +63,11 @@ type Grant struct {
 	// Executable is the absolute path argv[0] resolved to when the grant was
 	// given; a command whose argv[0] resolves to another path is not allowed.
 	Executable string `json:"executable"`
+	// ProgramID is the identity of the file Executable named then (symlinks
+	// followed: device, inode, size, modification and change times); a
+	// command whose program is now another file, or the same file changed,
+	// is not allowed. nil when the granting host did not know it.
+	ProgramID *procspec.FileID `json:"program_id,omitempty"`
 	// Project is the project root (absolute, cleaned) the grant applies in.
 	Project string `json:"project"`
 	// AllProviders is true for a grant given at the terminal: it applies to
@@ -140,10 +146,14 @@ func (g Grant) sameThing(o Grant) bool {
 		g.AllProviders == o.AllProviders && (g.AllProviders || g.Provider == o.Provider)
 }
 
-// covers reports whether g allows argv run as executable by provider in
-// project, leaving out whether g is still in force.
-func (g Grant) covers(argv []string, executable, provider, project string) bool {
+// covers reports whether g allows argv run as executable (whose file has
+// identity id, zero when unknown) by provider in project, leaving out
+// whether g is still in force.
+func (g Grant) covers(argv []string, executable string, id procspec.FileID, provider, project string) bool {
 	if len(argv) == 0 || len(g.Tokens) == 0 || g.Project != project || g.Executable != executable {
+		return false
+	}
+	if g.ProgramID != nil && (id == procspec.FileID{} || id != *g.ProgramID) {
 		return false
 	}
 	if !g.AllProviders && g.Provider != provider {
@@ -165,6 +175,9 @@ type GrantRequest struct {
 	// Executable is the absolute path argv[0] resolved to on the granting
 	// host.
 	Executable string
+	// ProgramID is the identity of that file (exec.Command.ProgramID); the
+	// zero value binds the grant to the path only.
+	ProgramID procspec.FileID
 	// Project is the project root of the proposal.
 	Project string
 	// AllProviders is true for a grant given at the terminal.
@@ -357,6 +370,10 @@ func (g *Grants) Give(req GrantRequest) (Grant, error) {
 	now := g.now()
 	gr := Grant{Kind: req.Kind, Tokens: slices.Clone(req.Argv), Executable: filepath.Clean(req.Executable), Project: project,
 		AllProviders: req.AllProviders, By: req.By, Given: now}
+	if req.ProgramID != (procspec.FileID{}) {
+		id := req.ProgramID
+		gr.ProgramID = &id
+	}
 	if !req.AllProviders {
 		gr.Provider = req.Provider
 	}
@@ -401,11 +418,15 @@ type GrantQuery struct {
 	// Executable is the absolute path argv[0] resolves to on the host that
 	// asks; when "" and a grant could match, Resolve is called for it.
 	Executable string
+	// ProgramID is the identity of Executable's file (symlinks followed);
+	// zero when unknown, which no grant bound to an identity matches.
+	ProgramID procspec.FileID
 	// Resolve returns the absolute path argv[0] resolves to on the asking
-	// host (ok=false: not found); called at most once, and only when a grant
-	// for the command exists, so a host that resolves lazily (the hook)
-	// pays for it only then. Used when Executable is "".
-	Resolve func(argv0 string) (path string, ok bool)
+	// host and its file's identity (ok=false: not found); called at most
+	// once, and only when a grant for the command exists, so a host that
+	// resolves lazily (the hook) pays for it only then. Used when
+	// Executable is "".
+	Resolve func(argv0 string) (path string, id procspec.FileID, ok bool)
 }
 
 // Match returns the grant in force that allows q, with the time it has
@@ -426,7 +447,7 @@ func (g *Grants) Match(q GrantQuery) (m GrantMatch, ok bool, err error) {
 	if err != nil || len(live) == 0 {
 		return GrantMatch{}, false, err
 	}
-	exe := q.Executable
+	exe, id := q.Executable, q.ProgramID
 	resolved := exe != ""
 	var best *Grant
 	for i := range live {
@@ -437,12 +458,12 @@ func (g *Grants) Match(q GrantQuery) (m GrantMatch, ok bool, err error) {
 		if !resolved {
 			resolved = true
 			if q.Resolve != nil {
-				if p, found := q.Resolve(q.Argv[0]); found {
-					exe = p
+				if p, pid, found := q.Resolve(q.Argv[0]); found {
+					exe, id = p, pid
 				}
 			}
 		}
-		if exe == "" || !gr.covers(q.Argv, exe, q.Provider, project) {
+		if exe == "" || !gr.covers(q.Argv, exe, id, q.Provider, project) {
 			continue
 		}
 		if best == nil || grantRank(*gr) > grantRank(*best) {

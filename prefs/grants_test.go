@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/internal/platformtest"
 )
 
@@ -159,6 +160,40 @@ func TestGrantBinding(t *testing.T) {
 	}
 }
 
+func TestGrantBoundToTheProgramsIdentity(t *testing.T) {
+	g, _ := testGrants(t)
+	id := procspec.FileID{Dev: 2049, Ino: 77, Size: 123456, MtimeNS: 1, CtimeNS: 2}
+	gr := give(t, g, GrantRequest{Kind: GrantProgram, Argv: []string{"rg"}, Executable: platformtest.NativePath("/usr/bin/rg"), ProgramID: id, Project: testProject,
+		AllProviders: true, By: "terminal", For: time.Hour})
+	if gr.ProgramID == nil || *gr.ProgramID != id {
+		t.Fatalf("grant program id %+v, want %+v", gr.ProgramID, id)
+	}
+	ask := func(qid procspec.FileID) bool {
+		_, ok, err := g.Match(GrantQuery{Argv: []string{"rg", "x"}, Executable: platformtest.NativePath("/usr/bin/rg"), ProgramID: qid, Project: testProject})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !ask(id) {
+		t.Fatal("the same file was not allowed")
+	}
+	for name, change := range map[string]func(*procspec.FileID){
+		"another inode":          func(f *procspec.FileID) { f.Ino++ },
+		"another device":         func(f *procspec.FileID) { f.Dev++ },
+		"rewritten (size)":       func(f *procspec.FileID) { f.Size++ },
+		"rewritten (mtime)":      func(f *procspec.FileID) { f.MtimeNS++ },
+		"changed status (ctime)": func(f *procspec.FileID) { f.CtimeNS++ },
+		"unknown":                func(f *procspec.FileID) { *f = procspec.FileID{} },
+	} {
+		other := id
+		change(&other)
+		if ask(other) {
+			t.Errorf("%s: allowed by a grant for another file", name)
+		}
+	}
+}
+
 func TestGrantRefusals(t *testing.T) {
 	g, _ := testGrants(t)
 	ok := GrantRequest{Kind: GrantExact, Argv: []string{"git", "status"}, Executable: testGit, Project: testProject, By: "card", For: time.Hour}
@@ -276,7 +311,10 @@ func TestGrantRevoke(t *testing.T) {
 func TestGrantResolvesOnlyWhenAGrantCouldMatch(t *testing.T) {
 	g, _ := testGrants(t)
 	calls := 0
-	resolve := func(argv0 string) (string, bool) { calls++; return platformtest.NativePath("/usr/bin/") + argv0, true }
+	resolve := func(argv0 string) (string, procspec.FileID, bool) {
+		calls++
+		return platformtest.NativePath("/usr/bin/") + argv0, procspec.FileID{}, true
+	}
 	q := GrantQuery{Argv: []string{"git", "status"}, Project: testProject, Resolve: resolve}
 	if _, ok, err := g.Match(q); ok || err != nil || calls != 0 {
 		t.Fatalf("no grants: ok=%v err=%v, %d resolutions; want none", ok, err, calls)
@@ -290,7 +328,7 @@ func TestGrantResolvesOnlyWhenAGrantCouldMatch(t *testing.T) {
 	if _, ok, _ := g.Match(q); !ok || calls != 1 {
 		t.Fatalf("ok=%v after %d resolutions; want allowed after one", ok, calls)
 	}
-	if _, ok, _ := g.Match(GrantQuery{Argv: []string{"git", "status"}, Project: testProject, Resolve: func(string) (string, bool) { return "", false }}); ok {
+	if _, ok, _ := g.Match(GrantQuery{Argv: []string{"git", "status"}, Project: testProject, Resolve: func(string) (string, procspec.FileID, bool) { return "", procspec.FileID{}, false }}); ok {
 		t.Fatal("allowed although the program resolves to nothing")
 	}
 }

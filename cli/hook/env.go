@@ -13,6 +13,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/client"
 	"github.com/agentgate/agentgate/agentbridge/wire"
+	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/prefs/agents"
 )
@@ -107,7 +108,7 @@ func realDeps(e Env) (hookDeps, func()) {
 		},
 		grant: func(argv []string, dir, provider, projectRoot string) (prefs.GrantMatch, bool, error) {
 			return prefs.OpenGrants(e.Paths).Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: projectRoot,
-				Resolve: func(argv0 string) (string, bool) { return ResolveProgram(argv0, dir) }})
+				Resolve: func(argv0 string) (string, procspec.FileID, bool) { return ResolveProgram(argv0, dir) }})
 		},
 		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
 		projectRoot: prefs.ProjectRoot,
@@ -116,16 +117,16 @@ func realDeps(e Env) (hookDeps, func()) {
 }
 
 // ResolveProgram returns the absolute path the agent's shell would run for
-// argv0 in dir, as far as the hook can tell: a name is looked up on the
-// hook's PATH (the agent's, which the hook inherits), a path is taken
-// relative to dir. ok is false when no executable file is found, or the
-// first one found is in a relative PATH entry (such as "."): then no grant
-// can match.
-func ResolveProgram(argv0, dir string) (string, bool) {
+// argv0 in dir, as far as the hook can tell, and the identity of that file
+// (symlinks followed): a name is looked up on the hook's PATH (the
+// agent's, which the hook inherits), a path is taken relative to dir. ok is
+// false when no executable file is found, or the first one found is in a
+// relative PATH entry (such as "."): then no grant can match.
+func ResolveProgram(argv0, dir string) (string, procspec.FileID, bool) {
 	if strings.ContainsRune(argv0, filepath.Separator) || strings.ContainsRune(argv0, '/') {
 		if !filepath.IsAbs(argv0) {
 			if !filepath.IsAbs(dir) {
-				return "", false
+				return "", procspec.FileID{}, false
 			}
 			argv0 = filepath.Join(dir, argv0)
 		}
@@ -133,9 +134,13 @@ func ResolveProgram(argv0, dir string) (string, bool) {
 	}
 	path, err := osexec.LookPath(argv0)
 	if err != nil || !filepath.IsAbs(path) {
-		return "", false
+		return "", procspec.FileID{}, false
 	}
-	return path, true
+	id, err := procspec.StatFileID(path)
+	if err != nil {
+		return "", procspec.FileID{}, false
+	}
+	return path, id, true
 }
 
 // askBridge asks the person through the running app's bridge.

@@ -57,13 +57,8 @@ func TestHookGuard(t *testing.T) {
 func TestHookGuardAppliesToGrants(t *testing.T) {
 	h := newHookHarness(t)
 	project := t.TempDir()
-	grants := prefs.OpenGrants(h.paths)
-	h.deps.projectRoot = func(string) (string, error) { return project, nil }
-	h.deps.grant = func(argv []string, dir, provider, root string) (prefs.GrantMatch, bool, error) {
-		return grants.Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: root,
-			Resolve: func(argv0 string) (string, bool) { return ResolveProgram(argv0, dir) }})
-	}
-	sortPath, ok := ResolveProgram("sort", "/")
+	grants := h.withGrants(project)
+	sortPath, _, ok := ResolveProgram("sort", "/")
 	if !ok {
 		t.Skip("no sort on PATH")
 	}

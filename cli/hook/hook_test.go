@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/prefs/agents"
 )
@@ -673,16 +674,74 @@ func TestHookCodexAllowEchoesInputExactly(t *testing.T) {
 	}
 }
 
-func TestHookAllowedByGrant(t *testing.T) {
-	h := newHookHarness(t)
-	project := t.TempDir()
+// withGrants makes the harness decide in project with real grants kept in
+// its state directory, resolving programs as the hook does, and returns
+// them.
+func (h *hookHarness) withGrants(project string) *prefs.Grants {
 	grants := prefs.OpenGrants(h.paths)
 	h.deps.projectRoot = func(string) (string, error) { return project, nil }
 	h.deps.grant = func(argv []string, dir, provider, root string) (prefs.GrantMatch, bool, error) {
 		return grants.Match(prefs.GrantQuery{Argv: argv, Provider: provider, Project: root,
-			Resolve: func(argv0 string) (string, bool) { return ResolveProgram(argv0, dir) }})
+			Resolve: func(argv0 string) (string, procspec.FileID, bool) { return ResolveProgram(argv0, dir) }})
 	}
-	ls, ok := ResolveProgram("ls", "/")
+	return grants
+}
+
+// TestHookGrantBoundToTheProgramsFile: a grant for a program in a PATH
+// directory the agent can write is not carried over to that program once
+// it is rewritten (another content, another size or times) or replaced by
+// another file of the same name.
+func TestHookGrantBoundToTheProgramsFile(t *testing.T) {
+	h := newHookHarness(t)
+	project := t.TempDir()
+	bin := t.TempDir()
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tool := filepath.Join(bin, "tool")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\necho harmless\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	grants := h.withGrants(project)
+	path, id, ok := ResolveProgram("tool", project)
+	if !ok || path != tool {
+		t.Fatalf("ResolveProgram(tool) = %q, %v", path, ok)
+	}
+	if _, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: []string{"tool"}, Executable: path, ProgramID: id,
+		Project: project, AllProviders: true, By: "terminal", For: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	payload := readFixture(t, hookFixtures[ClaudeCode])
+	decide := func() string {
+		d, _ := decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, withCommand(t, payload, "tool --go")))
+		return d
+	}
+	if d := decide(); d != "allow" {
+		t.Fatalf("the granted program: %q, want allow", d)
+	}
+	// Rewritten in place, e.g. by an allowed command.
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\nrm -rf \"$HOME\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(); d == "allow" {
+		t.Fatal("a rewritten program was allowed by the grant given for it")
+	}
+	// Replaced by another file under the same name.
+	tmp := filepath.Join(bin, "tool.new")
+	if err := os.WriteFile(tmp, []byte("#!/bin/sh\necho harmless\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, tool); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(); d == "allow" {
+		t.Fatal("a replaced program was allowed by the grant given for another file")
+	}
+}
+
+func TestHookAllowedByGrant(t *testing.T) {
+	h := newHookHarness(t)
+	project := t.TempDir()
+	grants := h.withGrants(project)
+	ls, lsID, ok := ResolveProgram("ls", "/")
 	if !ok {
 		t.Skip("no ls on PATH")
 	}
@@ -692,7 +751,7 @@ func TestHookAllowedByGrant(t *testing.T) {
 		h.entries = nil
 		return decisionOf(t, ClaudeCode, h.run(t, ClaudeCode, withCommand(t, payload, command)))
 	}
-	g, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"ls", "-l"}, Executable: ls, Project: project,
+	g, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"ls", "-l"}, Executable: ls, ProgramID: lsID, Project: project,
 		AllProviders: true, By: "terminal", For: 15 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -727,6 +786,16 @@ func TestHookAllowedByGrant(t *testing.T) {
 	}
 	if decision, _ := decide("ls -1"); decision == "allow" {
 		t.Error("allowed although ls resolves to another file than the granted one")
+	}
+	// The same path, but not the file the grant was given for.
+	other := lsID
+	other.Ino++
+	if _, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"ls", "-d"}, Executable: ls, ProgramID: other, Project: project,
+		AllProviders: true, By: "terminal", For: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if decision, _ := decide("ls -d"); decision == "allow" {
+		t.Error("allowed although the file at the granted path is another one")
 	}
 	if err := grants.Revoke(g.ID); err != nil {
 		t.Fatal(err)

@@ -82,7 +82,8 @@ func GrantText(req *agentbridge.ApprovalRequest, kind AllowKind, length GrantLen
 
 // AllowFor gives a temporary grant of kind for the shown proposal and
 // approves it: bound to the proposal's project, its provider and the
-// executable its program resolved to, lasting length. When the grant
+// executable its program resolved to (path and file identity), lasting
+// length. When the grant
 // cannot be given (a launcher's program, no grants kept here) nothing is
 // approved and the error says why. Errors otherwise as for Approve.
 func (m *CardModel) AllowFor(kind AllowKind, length GrantLength) error {
@@ -99,7 +100,7 @@ func (m *CardModel) AllowFor(kind AllowKind, length GrantLength) error {
 	if w := GrantWarning(req, kind); w != "" {
 		return errors.New(w)
 	}
-	gr := prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: req.Command.Argv, Executable: req.Command.Executable,
+	gr := prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: req.Command.Argv, Executable: req.Command.Executable, ProgramID: req.Command.ProgramID,
 		Project: req.ProjectRoot, Provider: req.Provider, By: "card", For: length.For}
 	if kind == AllowExact {
 		gr.Kind = prefs.GrantExact
