@@ -21,6 +21,7 @@ bench ./agentbridge 'BridgeTrue|BridgeConcurrent50'  200x
 bench ./cli/hook   'HookExecutable'                  100x
 bench ./cli        'MCPRunCommand'                   1x
 bench ./ui         'Processes10k|ListRecords10k'     3x
+bench ./agentbridge/rulestats 'StatsUpdate100k|StatsFirstRead100k' 5x
 
 # Each figure: label | how | first | second | target
 #   ns    first/second by ns/op           (target: "<= x")
@@ -43,6 +44,7 @@ hook claude-code (agentgate hook, Fyne binary) CPU vs hello-world, informational
 mcp run_command p50 vs mcp-server-commands 0.5.0|m|MCPRunCommand|p50-ratio|<= 1.0
 mcp server start-up, ms|m|MCPRunCommand|agentgate-startup-ms|<= 50
 Processes window with 10,000 runs: peak RSS, MiB|m|Processes10k|peak-RSS-MiB|<= 250
+rule statistics, 100k-entry audit log: update (30 new entries) vs first read|ns|StatsUpdate100k|StatsFirstRead100k|<= 0.05
 '
 
 echo
