@@ -14,8 +14,9 @@ GO       ?= go
 # every Go command here uses the same tags so the cgo build is shared.
 TAGS     := migrated_fynedo
 BIN      := bin/agentgate
-# The lean hook executable (see ARCHITECTURE.md): static, no Fyne, no cgo.
+# The lean hook and MCP executables (see ARCHITECTURE.md): static, no Fyne, no cgo.
 HOOKBIN  := bin/agentgate-hook
+MCPBIN   := bin/agentgate-mcp
 export LANG := C.UTF-8
 # The version lives in one place, FyneApp.toml; the commit comes from git.
 VERSION  := $(shell awk -F'"' '/^\[/{s=$$0} s=="[Details]" && /^Version[ \t]*=/{print $$2; exit}' FyneApp.toml)
@@ -37,6 +38,7 @@ deps:
 build: deps
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(HOOKBIN) ./cmd/agentgate-hook
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(MCPBIN) ./cmd/agentgate-mcp
 
 run: build
 	@scripts/run.sh $(BIN)

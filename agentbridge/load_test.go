@@ -2,7 +2,6 @@ package agentbridge_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -14,7 +13,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/agentbridge/client"
 	"github.com/agentgate/agentgate/agentbridge/wire"
-	agentexec "github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/changes/changestest"
 )
 
 // heapInUse returns the live heap after a collection.
@@ -145,56 +144,50 @@ func BenchmarkRawExecTrue(b *testing.B) {
 	}
 }
 
-// executorTrue runs `true` straight through the executor (validate, start,
-// wait): what the bridge adds is the difference.
-func executorTrue(b testing.TB, br *bridgetest.Bridge) {
-	cmd, err := agentexec.Validate(agentexec.Proposal{Argv: []string{"true"}, ProjectRoot: br.Project}, os.Getenv("PATH"))
-	if err != nil {
+// startBenchBridge starts a bridge whose sessions work in project ("" a
+// fresh empty one), allows `true` and has its change keeper index and hash
+// the project before anything is timed.
+func startBenchBridge(b *testing.B, project string) *bridgetest.Bridge {
+	br := bridgetest.Start(b, bridgetest.Options{Project: project})
+	br.Allow(b, "true")
+	br.Changes.Begin(br.Project, br.Project).Finish()
+	if err := br.Changes.Settle(br.Project); err != nil {
 		b.Fatal(err)
 	}
-	run, err := br.Executor.Start(cmd, agentexec.Meta{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	run.Wait(context.Background())
+	return br
 }
 
 // BenchmarkBridgeTrue measures propose → exit of an allow-listed `true`
-// over the socket, alternating in one loop with a raw os/exec run and a run
-// straight through the executor, so that all three see the same load on a
-// noisy machine; it reports the ratio to raw os/exec as "x-raw" (target ≤
-// 2.5×) and to the executor alone as "x-executor".
+// over the socket (one exec.propose with wait_ms), in an empty project and
+// in the 100,000-file tree, each a separate run; compare with
+// BenchmarkRawExecTrue (target ≤ 2.5×) and tree100k with empty.
 func BenchmarkBridgeTrue(b *testing.B) {
-	br := bridgetest.Start(b, bridgetest.Options{})
-	br.Allow(b, "true")
-	c := br.Session(b, "")
-	ctx := context.Background()
-	proposeToExit(b, ctx, c, []string{"true"}) // warm up
-	var raw, direct, bridge time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		rawTrue(b)
-		t1 := time.Now()
-		executorTrue(b, br)
-		t2 := time.Now()
-		proposeToExit(b, ctx, c, []string{"true"})
-		raw, direct, bridge = raw+t1.Sub(t0), direct+t2.Sub(t1), bridge+time.Since(t2)
+	for _, project := range changestest.Projects {
+		b.Run(project.Name, func(b *testing.B) {
+			br := startBenchBridge(b, project.Root(b))
+			c := br.Session(b, "")
+			ctx := context.Background()
+			proposeToExit(b, ctx, c, []string{"true"}) // warm up
+			for b.Loop() {
+				proposeToExit(b, ctx, c, []string{"true"})
+			}
+		})
 	}
-	n := time.Duration(b.N)
-	b.ReportMetric(float64((raw / n).Microseconds()), "raw-µs/op")
-	b.ReportMetric(float64((direct / n).Microseconds()), "executor-µs/op")
-	b.ReportMetric(float64((bridge / n).Microseconds()), "bridge-µs/op")
-	b.ReportMetric(float64(bridge)/float64(raw), "x-raw")
-	b.ReportMetric(float64(bridge)/float64(direct), "x-executor")
 }
 
 // BenchmarkBridgeConcurrent50 runs propose → exit of `true` from 50
 // concurrent clients and reports the latency percentiles (target: p99 ≤ 5×
-// p50).
+// p50), in an empty project and in the 100,000-file tree.
 func BenchmarkBridgeConcurrent50(b *testing.B) {
+	for _, project := range changestest.Projects {
+		b.Run(project.Name, func(b *testing.B) { benchConcurrent50(b, project.Root(b)) })
+	}
+}
+
+// benchConcurrent50 is BenchmarkBridgeConcurrent50 in project.
+func benchConcurrent50(b *testing.B, project string) {
 	const clients = 50
-	br := bridgetest.Start(b, bridgetest.Options{})
-	br.Allow(b, "true")
+	br := startBenchBridge(b, project)
 	cs := make([]*client.Client, clients)
 	for i := range cs {
 		cs[i] = br.Session(b, "")

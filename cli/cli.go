@@ -26,6 +26,15 @@ func Main(args []string) int {
 	return dispatch(args, defaultEnv())
 }
 
+// MainMCP is `agentgate mcp ARGS…` for the lean executable agentgate-mcp
+// (cmd/agentgate-mcp): the app it starts when none runs is the agentgate
+// executable beside it.
+func MainMCP(args []string) int {
+	e := defaultEnv()
+	e.executable = filepath.Join(filepath.Dir(e.executable), executableFileName("agentgate"))
+	return runMCP(args, e)
+}
+
 // env is what a subcommand needs from the world; tests build their own.
 type env struct {
 	// stdin, stdout and stderr are the process's streams.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -309,11 +310,24 @@ func jsonHookEdit(path []string, agent, command string, group jsonHookGroup) fun
 
 // hookExecutableName is the lean hook executable's file name on this system
 // (cmd/agentgate-hook).
-func hookExecutableName() string {
+func hookExecutableName() string { return executableFileName("agentgate-hook") }
+
+// executableFileName returns base as an executable's file name on this
+// system: with ".exe" on Windows.
+func executableFileName(base string) string {
 	if runtime.GOOS == "windows" {
-		return "agentgate-hook.exe"
+		return base + ".exe"
 	}
-	return "agentgate-hook"
+	return base
+}
+
+// leanBeside returns the path of the executable named name in the
+// directory of executable, when a regular file of that name sits there —
+// executable by someone, on Unix.
+func leanBeside(executable, name string) (string, bool) {
+	lean := filepath.Join(filepath.Dir(executable), name)
+	fi, err := os.Stat(lean)
+	return lean, err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0)
 }
 
 // hookCommandFor returns the hook command `agentgate setup` writes for
@@ -327,8 +341,7 @@ func hookExecutableName() string {
 //
 // The path is quoted for the agent's shell when it needs quoting.
 func hookCommandFor(executable, agent string) string {
-	lean := filepath.Join(filepath.Dir(executable), hookExecutableName())
-	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0) {
+	if lean, ok := leanBeside(executable, hookExecutableName()); ok {
 		return display.Word(lean) + " " + agent
 	}
 	return display.Word(executable) + " hook " + agent
@@ -352,24 +365,40 @@ func isAgentgateHook(command, agent string) bool {
 	return false
 }
 
-// mcpJSONEdit adds {"command": exe, "args": ["mcp"]} under
+// mcpCommandFor returns the MCP server command `agentgate setup` writes,
+// given the absolute path of the running agentgate executable: the lean
+// agentgate-mcp beside it (no arguments) when there is one, since it starts
+// in milliseconds where agentgate, which links the desktop UI, takes about
+// a tenth of a second (BENCHMARKS.md); `<agentgate> mcp` otherwise.
+func mcpCommandFor(executable string) (string, []string) {
+	if lean, ok := leanBeside(executable, executableFileName("agentgate-mcp")); ok {
+		return lean, []string{}
+	}
+	return executable, []string{"mcp"}
+}
+
+// mcpJSONEdit adds {"command": …, "args": […]} (mcpCommandFor) under
 // mcpServers.agentgate, or updates command and args of an existing entry.
 func mcpJSONEdit(old []byte, exe string) ([]byte, bool, error) {
+	command, cmdArgs := mcpCommandFor(exe)
 	entry := gjson.GetBytes(old, jsonPath("mcpServers", "agentgate"))
 	if !entry.Exists() {
 		updated, err := jsonInsert(old, []string{"mcpServers", "agentgate"}, struct {
 			Command string   `json:"command"`
 			Args    []string `json:"args"`
-		}{exe, []string{"mcp"}}, false)
+		}{command, cmdArgs}, false)
 		return updated, false, err
 	}
-	args := entry.Get("args").Array()
-	if entry.Get("command").String() == exe && len(args) == 1 && args[0].String() == "mcp" {
+	var args []string
+	for _, a := range entry.Get("args").Array() {
+		args = append(args, a.String())
+	}
+	if entry.Get("command").String() == command && slices.Equal(args, cmdArgs) {
 		return old, true, nil
 	}
-	updated, err := sjson.SetBytes(old, jsonPath("mcpServers", "agentgate", "command"), exe)
+	updated, err := sjson.SetBytes(old, jsonPath("mcpServers", "agentgate", "command"), command)
 	if err == nil {
-		updated, err = sjson.SetBytes(updated, jsonPath("mcpServers", "agentgate", "args"), []string{"mcp"})
+		updated, err = sjson.SetBytes(updated, jsonPath("mcpServers", "agentgate", "args"), cmdArgs)
 	}
 	return updated, false, err
 }

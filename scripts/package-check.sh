@@ -53,6 +53,7 @@ check_installed() {
   fi
   check_version "$bin"
   check_hook "$1/$2/agentgate-hook"
+  check_mcp "$1/$2/agentgate-mcp"
 }
 
 # check_hook BIN checks the lean hook executable: installed, and answering an
@@ -64,6 +65,17 @@ check_hook() {
   out=$(echo 'not json' | timeout 20 "$1" claude-code 2>/dev/null) || status=$?
   if [ "$status" -eq 0 ] && [[ $out == *'"permissionDecision":"deny"'* ]]; then pass "agentgate-hook answers: deny"
   else fail "agentgate-hook exited $status and printed \"$out\"; expected a PreToolUse deny"; fi
+}
+
+# check_mcp BIN checks the lean MCP executable: installed, and answering an
+# MCP initialize request with its server name.
+check_mcp() {
+  local out status=0
+  if [ ! -x "$1" ]; then fail "no executable agentgate-mcp at $1"; return; fi
+  out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"package-check","version":"1"}}}' \
+    | timeout 20 "$1" 2>/dev/null) || status=$?
+  if [[ $out == *'"name":"agentgate"'* ]]; then pass "agentgate-mcp answers initialize"
+  else fail "agentgate-mcp exited $status and printed \"$out\"; expected an initialize result"; fi
 }
 
 # check_version BIN checks that BIN answers --version with FyneApp.toml's
@@ -97,7 +109,7 @@ echo "package-check: system install (DESTDIR=<tmp>/root PREFIX=/usr/local)"
 make -s -C "$pkg" install DESTDIR="$tmp/root" PREFIX=/usr/local
 check_installed "$tmp/root" usr/local/bin usr/local/share usr/local/share/pixmaps
 make -s -C "$pkg" uninstall DESTDIR="$tmp/root" PREFIX=/usr/local
-check_removed "$tmp/root" usr/local/bin/agentgate usr/local/bin/agentgate-hook "usr/local/share/applications/$app_id.desktop" \
+check_removed "$tmp/root" usr/local/bin/agentgate usr/local/bin/agentgate-hook usr/local/bin/agentgate-mcp "usr/local/share/applications/$app_id.desktop" \
   "usr/local/share/pixmaps/$app_id.png"
 
 echo "package-check: user install (HOME=<tmp>/home)"
@@ -108,7 +120,7 @@ exec_line=$(grep '^Exec=' "$tmp/home/.local/share/applications/$app_id.desktop" 
 if [ "$exec_line" = "Exec=$tmp/home/.local/bin/agentgate" ]; then pass "user desktop file starts the installed binary: $exec_line"
 else fail "user desktop file has \"$exec_line\", expected Exec=$tmp/home/.local/bin/agentgate"; fi
 HOME="$tmp/home" make -s -C "$pkg" user-uninstall
-check_removed "$tmp/home" .local/bin/agentgate .local/bin/agentgate-hook ".local/share/applications/$app_id.desktop" \
+check_removed "$tmp/home" .local/bin/agentgate .local/bin/agentgate-hook .local/bin/agentgate-mcp ".local/share/applications/$app_id.desktop" \
   ".local/share/icons/$app_id.png"
 
 if [ "$failed" -ne 0 ]; then

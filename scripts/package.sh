@@ -58,19 +58,22 @@ trap 'cp -p "$work/FyneApp.toml.orig" "$root/FyneApp.toml"; rm -rf "$work"' EXIT
 echo "package: fyne package -os linux -release (version $version, commit $commit)"
 (cd "$work" && "$fyne" package -os linux -release --src "$root")
 
-# The lean hook executable (ARCHITECTURE.md, "Two executables") goes beside
-# agentgate: fyne packages one binary, so add it to the archive and to the
-# archive's Makefile (install, uninstall, user-install, user-uninstall).
-echo "package: adding agentgate-hook"
+# The lean executables (ARCHITECTURE.md, "Executables") go beside agentgate:
+# agentgate-hook and agentgate-mcp. fyne packages one binary, so add them to
+# the archive and to the archive's Makefile (install, uninstall,
+# user-install, user-uninstall).
 mkdir "$work/x"
 tar -xJf "$work/agentgate.tar.xz" -C "$work/x"
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X $module/cli.version=$version -X $module/cli.commit=$commit" \
-  -o "$work/x/agentgate/usr/local/bin/agentgate-hook" ./cmd/agentgate-hook
-sed -i \
-  -e 's|^\(\t\)install -Dm00755 usr/local/bin/$(Exec) \(.*\)/bin/$(Exec)$|&\n\1install -Dm00755 usr/local/bin/agentgate-hook \2/bin/agentgate-hook|' \
-  -e 's|^\(\t\)-rm \(.*\)/bin/$(Exec)$|&\n\1-rm \2/bin/agentgate-hook|' \
-  "$work/x/agentgate/Makefile"
-grep -q 'bin/agentgate-hook' "$work/x/agentgate/Makefile" || { echo "package: could not add agentgate-hook to the archive's Makefile" >&2; exit 1; }
+for lean in agentgate-hook agentgate-mcp; do
+  echo "package: adding $lean"
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X $module/cli.version=$version -X $module/cli.commit=$commit" \
+    -o "$work/x/agentgate/usr/local/bin/$lean" "./cmd/$lean"
+  sed -i \
+    -e 's|^\(\t\)install -Dm00755 usr/local/bin/$(Exec) \(.*\)/bin/$(Exec)$|&\n\1install -Dm00755 usr/local/bin/'"$lean"' \2/bin/'"$lean"'|' \
+    -e 's|^\(\t\)-rm \(.*\)/bin/$(Exec)$|&\n\1-rm \2/bin/'"$lean"'|' \
+    "$work/x/agentgate/Makefile"
+  grep -q "bin/$lean" "$work/x/agentgate/Makefile" || { echo "package: could not add $lean to the archive's Makefile" >&2; exit 1; }
+done
 
 out="dist/agentgate-$version-linux-$(go env GOARCH).tar.xz"
 tar -cJf "$out" -C "$work/x" agentgate

@@ -43,6 +43,9 @@ type Options struct {
 	Socket string
 	// MaxFinishedPerSession is passed to the broker (0: its default).
 	MaxFinishedPerSession int
+	// Project, when set, is the project sessions declare (an existing
+	// directory, symlinks resolved) instead of a fresh empty one.
+	Project string
 }
 
 // Bridge is a running test bridge. Everything is torn down by t.Cleanup.
@@ -53,7 +56,8 @@ type Bridge struct {
 	Paths prefs.Paths
 	// AuditPath is the audit log file.
 	AuditPath string
-	// Project is a fresh project directory (symlinks resolved).
+	// Project is the project sessions declare: Options.Project, or a fresh
+	// directory (symlinks resolved).
 	Project string
 	// Approver is the scripted approver (nil with NoApprover).
 	Approver *approvertest.Fake
@@ -111,6 +115,9 @@ func Start(t testing.TB, opts Options) *Bridge {
 	}
 	if b.Project, err = filepath.EvalSymlinks(project); err != nil {
 		t.Fatalf("bridgetest: %v", err)
+	}
+	if opts.Project != "" {
+		b.Project = opts.Project
 	}
 	for _, dir := range []string{b.Paths.ConfigDir, b.Paths.StateDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -11,8 +11,9 @@ import (
 // the desktop UI, the MCP SDK, the rest of package cli, the executor or the
 // per-OS supervisors (unixpg, winjob); each would add start-up cost to every
 // tool call an agent makes, and a supervisor has no business in a process
-// that runs nothing (see ARCHITECTURE.md). Checked for the build of this
-// machine and for Windows and macOS, whose per-OS files differ.
+// that runs nothing (see ARCHITECTURE.md). Nor may agentgate-mcp link the
+// desktop UI. Checked for the build of this machine and for Windows and
+// macOS, whose per-OS files differ.
 func TestHookExecutableStaysLean(t *testing.T) {
 	goTool, err := osexec.LookPath("go")
 	if err != nil {
@@ -27,8 +28,20 @@ func TestHookExecutableStaysLean(t *testing.T) {
 		}
 		return strings.HasPrefix(dep, "fyne.io/") || strings.HasPrefix(dep, "github.com/modelcontextprotocol/")
 	}
+	checkLean(t, goTool, "./cmd/agentgate-hook", forbidden)
+	// agentgate-mcp (the MCP server an agent starts for every session) may
+	// link package cli and the MCP SDK, but not the desktop UI: Fyne's
+	// initialisation is what it exists to skip.
+	checkLean(t, goTool, "./cmd/agentgate-mcp", func(dep string) bool {
+		return strings.HasPrefix(dep, "fyne.io/") || dep == "github.com/agentgate/agentgate/ui"
+	})
+}
+
+// checkLean fails t when the command pkg depends, for this machine,
+// Windows or macOS, on a package forbidden reports.
+func checkLean(t *testing.T, goTool, pkg string, forbidden func(string) bool) {
 	for _, goos := range []string{"", "windows", "darwin"} {
-		cmd := osexec.Command(goTool, "list", "-deps", "./cmd/agentgate-hook")
+		cmd := osexec.Command(goTool, "list", "-deps", pkg)
 		cmd.Dir = "../.."
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if goos != "" {
@@ -36,11 +49,11 @@ func TestHookExecutableStaysLean(t *testing.T) {
 		}
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("GOOS=%s go list -deps: %v", goos, err)
+			t.Fatalf("GOOS=%s go list -deps %s: %v", goos, pkg, err)
 		}
 		for _, dep := range strings.Fields(string(out)) {
 			if forbidden(dep) {
-				t.Errorf("cmd/agentgate-hook (GOOS=%s) depends on %s", goos, dep)
+				t.Errorf("%s (GOOS=%s) depends on %s", pkg, goos, dep)
 			}
 		}
 	}

@@ -95,6 +95,9 @@ type scanJob struct {
 	// old is the directory's entries before (nil for a new directory): a
 	// file whose stat is unchanged keeps its hash.
 	old map[string]*entry
+	// lazy leaves files without a reusable hash unhashed (the first walk:
+	// they are hashed in the background, see hashInBackground).
+	lazy bool
 }
 
 // scanResult is a read directory.
@@ -163,7 +166,7 @@ func (p *project) scanDir(j scanJob) scanResult {
 			return res
 		}
 		e := r.e
-		p.fillHash(join(j.rel, r.name), &e, j.old[r.name], recordedAt)
+		p.fillHash(join(j.rel, r.name), &e, j.old[r.name], recordedAt, j.lazy)
 		res.entries[r.name] = &e
 	}
 	return res
@@ -181,21 +184,24 @@ func (p *project) statPath(j statJob) statResult {
 		res.err = err
 		return res
 	}
-	p.fillHash(j.rel, &e, j.old, recordedAt)
+	p.fillHash(j.rel, &e, j.old, recordedAt, false)
 	res.e, res.exists = e, true
 	return res
 }
 
 // fillHash gives e (just stat'ed at recordedAt) its content hash: the old
 // entry's when every stat field is the same and the old entry was not racy,
-// a fresh one otherwise; and sets e.racy.
-func (p *project) fillHash(rel string, e *entry, old *entry, recordedAt int64) {
+// a fresh one otherwise (none when lazy); and sets e.racy.
+func (p *project) fillHash(rel string, e *entry, old *entry, recordedAt int64, lazy bool) {
 	e.racy = e.ctime > recordedAt-int64(granularity) || e.mtime > recordedAt-int64(granularity)
 	if e.isDir() {
 		return
 	}
 	if old != nil && old.sameStat(e) && !old.racy {
 		e.hash, e.hashed = old.hash, old.hashed
+		return
+	}
+	if lazy {
 		return
 	}
 	hashEntry(p.abs(rel), e, p.k.lim.MaxHashSize)
@@ -258,7 +264,7 @@ func (p *project) syncPaths(dirty map[string]int64) {
 	}
 	p.mu.Unlock()
 	if len(newDirs) > 0 {
-		p.walk(newDirs, dirty)
+		p.walk(newDirs, dirty, false)
 	}
 }
 
@@ -343,9 +349,10 @@ func (p *project) removeTree(rel string, event, now int64) {
 
 // walk reads the given directories and everything below them in parallel,
 // reconciling the index with what it finds (a full walk passes [""]).
-// Entries whose stat is unchanged keep their hashes. Called with foldMu
-// held; dirty (may be nil) gives paths' last event times for the journal.
-func (p *project) walk(dirs []string, dirty map[string]int64) {
+// Entries whose stat is unchanged keep their hashes; with lazy, others are
+// left for hashInBackground (p.toHash). Called with foldMu held; dirty (may
+// be nil) gives paths' last event times for the journal.
+func (p *project) walk(dirs []string, dirty map[string]int64, lazy bool) {
 	in := make(chan scanJob)
 	out := make(chan scanResult)
 	n := workers()
@@ -370,7 +377,7 @@ func (p *project) walk(dirs []string, dirty map[string]int64) {
 		if node := p.idx.dirs[d]; node != nil {
 			old = node.entries
 		}
-		queue = append(queue, scanJob{rel: d, w: w, old: old})
+		queue = append(queue, scanJob{rel: d, w: w, old: old, lazy: lazy})
 	}
 	p.mu.Unlock()
 	inflight := 0
@@ -387,7 +394,7 @@ func (p *project) walk(dirs []string, dirty map[string]int64) {
 		case r := <-out:
 			inflight--
 			p.mu.Lock()
-			queue = p.applyScan(r, w, dirty, time.Now().UnixNano(), queue)
+			queue = p.applyScan(r, w, dirty, time.Now().UnixNano(), lazy, queue)
 			p.mu.Unlock()
 		}
 	}
@@ -396,7 +403,7 @@ func (p *project) walk(dirs []string, dirty map[string]int64) {
 
 // applyScan reconciles directory r.rel with what was read and queues its
 // subdirectories; mu is held.
-func (p *project) applyScan(r scanResult, w *watcher, dirty map[string]int64, now int64, queue []scanJob) []scanJob {
+func (p *project) applyScan(r scanResult, w *watcher, dirty map[string]int64, now int64, lazy bool, queue []scanJob) []scanJob {
 	if r.watchErr != nil {
 		p.stopWatching(r.watchErr)
 	}
@@ -470,12 +477,15 @@ func (p *project) applyScan(r scanResult, w *watcher, dirty map[string]int64, no
 				p.idx.count++
 			}
 		}
+		if e := node.entries[name]; lazy && e.mode.IsRegular() && !e.hashed && e.size <= p.k.lim.MaxHashSize {
+			p.toHash = append(p.toHash, rel)
+		}
 		if cur.isDir() && !p.skipContent(rel) {
 			var oldEntries map[string]*entry
 			if child := p.idx.dirs[rel]; child != nil {
 				oldEntries = child.entries
 			}
-			queue = append(queue, scanJob{rel: rel, w: p.watch, old: oldEntries})
+			queue = append(queue, scanJob{rel: rel, w: p.watch, old: oldEntries, lazy: lazy})
 		}
 	}
 	return queue
@@ -502,6 +512,55 @@ func (p *project) journal(rel string, old *entry, had bool, event, now int64) {
 		c.old = *old
 	}
 	p.changes = append(p.changes, c)
+}
+
+// hashBatch is how many files the background hashing hashes between two
+// chances for a fold to run.
+const hashBatch = 256
+
+// hashInBackground hashes the files the first walk left unhashed (p.toHash),
+// a batch at a time under foldMu, so that folds (and runs' summaries) wait
+// at most one batch; then closes p.settled. A file whose stat changed since
+// the walk is left to its fold.
+func (p *project) hashInBackground() {
+	defer close(p.settled)
+	for {
+		p.foldMu.Lock()
+		p.mu.Lock()
+		n := min(hashBatch, len(p.toHash))
+		batch := p.toHash[:n:n]
+		p.toHash = p.toHash[n:]
+		closed := p.closed
+		if len(p.toHash) == 0 {
+			p.toHash = nil
+		}
+		jobs := make([]statJob, 0, n)
+		for _, rel := range batch {
+			if e, ok := p.idx.lookup(rel); ok && !e.hashed {
+				c := *e
+				jobs = append(jobs, statJob{rel: rel, old: &c})
+			}
+		}
+		p.mu.Unlock()
+		if closed || n == 0 {
+			p.foldMu.Unlock()
+			return
+		}
+		hashed := parallel(jobs, func(j statJob) entry {
+			e := *j.old
+			hashEntry(p.abs(j.rel), &e, p.k.lim.MaxHashSize)
+			return e
+		})
+		p.mu.Lock()
+		for i, j := range jobs {
+			if e, ok := p.idx.lookup(j.rel); ok && hashed[i].hashed && e.sameStat(&hashed[i]) && !e.hashed {
+				e.hash, e.hashed = hashed[i].hash, true
+				p.changed = true
+			}
+		}
+		p.mu.Unlock()
+		p.foldMu.Unlock()
+	}
 }
 
 // parallel runs f on every job with workers() goroutines and returns the

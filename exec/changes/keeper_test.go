@@ -166,8 +166,10 @@ func TestKeeperScenarios(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					root := tree(t, base)
-					// The first run in a project waits for its first walk.
+					// The first run in a project waits for its first walk;
+					// its files are then hashed in the background.
 					during(t, k, root, root, func() {})
+					require.NoError(t, k.Settle(root))
 					s := during(t, k, root, root, func() { tc.run(t, root) })
 					assert.Equal(t, tc.want, got(s))
 					assert.False(t, s.Incomplete, s.Reason)

@@ -41,11 +41,13 @@ func idleFromEnv() time.Duration {
 
 // request is one message from a host to the keeper process.
 type request struct {
-	// Op is "begin", "finish" or "stop" (StopKeeper).
+	// Op is "begin", "finish", "settle" (Client.Settle) or "stop"
+	// (StopKeeper).
 	Op string `json:"op"`
 	// ID numbers the request on its connection; a begin's ID names its mark.
 	ID uint64 `json:"id"`
-	// Root and Dir are a begin's project root and run directory.
+	// Root and Dir are a begin's project root and run directory (Root also
+	// a settle's).
 	Root string `json:"root,omitempty"`
 	// Dir is the run's working directory.
 	Dir string `json:"dir,omitempty"`
@@ -269,6 +271,16 @@ func (s *server) serve(c net.Conn) {
 				defer wg.Done()
 				<-p.begun
 				send(reply{ID: req.ID, Summary: p.m.Finish()})
+			}()
+		case "settle":
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := reply{ID: req.ID}
+				if err := s.k.Settle(req.Root); err != nil {
+					r.Error = err.Error()
+				}
+				send(r)
 			}()
 		case "stop":
 			s.stop()

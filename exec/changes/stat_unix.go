@@ -87,8 +87,9 @@ func fromStat(st *unix.Stat_t) entry {
 }
 
 // hashEntry fills e's hash from the file or symlink at abs when it is still
-// the entry e describes (same inode) and a file no larger than max; it
-// leaves e unhashed otherwise (unreadable, replaced, too large).
+// the entry e describes (every stat field the same) and a file no larger
+// than max; it leaves e unhashed otherwise (unreadable, replaced, changed,
+// too large).
 func hashEntry(abs string, e *entry, max int64) {
 	e.hashed = false
 	switch {
@@ -105,8 +106,13 @@ func hashEntry(abs string, e *entry, max int64) {
 			return
 		}
 		defer f.Close()
+		// The content read must be the one the stat describes: the same
+		// file, not changed since.
 		var st unix.Stat_t
-		if unix.Fstat(int(f.Fd()), &st) != nil || uint64(st.Ino) != e.ino || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return
+		}
+		if now := fromStat(&st); !now.sameStat(e) {
 			return
 		}
 		h := sha256.New()
