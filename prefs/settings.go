@@ -72,9 +72,6 @@ type Settings struct {
 	// nothing and has nothing pending for this long. Default 10m, range 10s
 	// to 24h.
 	IdleTimeout time.Duration
-	// StartAtLogin ("start_at_login") starts the desktop app when the person
-	// logs in. Default false.
-	StartAtLogin bool
 }
 
 // DefaultSettings returns the settings used when the file or a key is
@@ -94,7 +91,6 @@ func DefaultSettings() Settings {
 		OutputMaxBytes:       64 << 20,
 		MaxConnections:       64,
 		IdleTimeout:          10 * time.Minute,
-		StartAtLogin:         false,
 	}
 }
 
@@ -103,10 +99,9 @@ func DefaultSettings() Settings {
 type settingField struct {
 	// key is the JSON key.
 	key string
-	// ptr returns the field in s: a *time.Duration, *int, *int64 or *bool.
+	// ptr returns the field in s: a *time.Duration, *int or *int64.
 	ptr func(s *Settings) any
-	// min and max bound the value (nanoseconds for durations); unused for
-	// booleans.
+	// min and max bound the value (nanoseconds for durations).
 	min, max int64
 }
 
@@ -125,7 +120,6 @@ var settingFields = []settingField{
 	{"output_max_bytes", func(s *Settings) any { return &s.OutputMaxBytes }, 1 << 20, 1 << 30},
 	{"max_connections", func(s *Settings) any { return &s.MaxConnections }, 1, 1024},
 	{"idle_timeout", func(s *Settings) any { return &s.IdleTimeout }, int64(10 * time.Second), int64(24 * time.Hour)},
-	{"start_at_login", func(s *Settings) any { return &s.StartAtLogin }, 0, 0},
 }
 
 // rangeText describes the allowed values of f.
@@ -133,8 +127,6 @@ func (f settingField) rangeText(s *Settings) string {
 	switch f.ptr(s).(type) {
 	case *time.Duration:
 		return fmt.Sprintf("a duration from %v to %v, written like \"90s\" or \"10m\"", time.Duration(f.min), time.Duration(f.max))
-	case *bool:
-		return "true or false"
 	}
 	return fmt.Sprintf("a whole number from %d to %d", f.min, f.max)
 }
@@ -150,8 +142,6 @@ func (f settingField) check(s *Settings) error {
 		value, shown = int64(*p), fmt.Sprint(*p)
 	case *int64:
 		value, shown = *p, fmt.Sprint(*p)
-	case *bool:
-		return nil
 	}
 	if value < f.min || value > f.max {
 		return fmt.Errorf("%s = %s is out of range: allowed is %s", f.key, shown, f.rangeText(s))
@@ -180,10 +170,6 @@ func (f settingField) decode(raw json.RawMessage, s *Settings) error {
 			return bad()
 		}
 	case *int64:
-		if json.Unmarshal(raw, p) != nil {
-			return bad()
-		}
-	case *bool:
 		if json.Unmarshal(raw, p) != nil {
 			return bad()
 		}
@@ -217,8 +203,11 @@ func (s Settings) Validate() error {
 // ignored, so that a settings file written by one still loads; they are
 // never written. audit_keep_files counted rotated audit logs, which let a
 // flood of entries push out the history; history_span and
-// audit_max_total_bytes replace it.
-var retiredSettings = []string{"audit_keep_files"}
+// audit_max_total_bytes replace it. start_at_login was never read: whether
+// agentgate starts at login is the autostart entry itself (Preferences ▸
+// Start at login, packaging.EnableAutostart), which the desktop's own
+// settings can switch too, so a second copy of it could only disagree.
+var retiredSettings = []string{"audit_keep_files", "start_at_login"}
 
 // LoadSettings reads <p.ConfigDir>/settings.json. A missing file gives
 // DefaultSettings; a missing key keeps its default. The file must be one JSON

@@ -24,7 +24,6 @@ func TestSaveLoadSettings(t *testing.T) {
 	want.DefaultTimeout = 90 * time.Second
 	want.MaxConcurrentRuns = 3
 	want.AuditMaxBytes = 2 << 20
-	want.StartAtLogin = true
 	if err := SaveSettings(p, want); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func TestLoadSettingsPartialAndErrors(t *testing.T) {
 		{`{"default_timeout": "soon"}`, []string{"default_timeout", `"soon"`}},
 		{`{"max_concurrent_runs": 0}`, []string{"max_concurrent_runs", "= 0", "1 to 256"}},
 		{`{"max_concurrent_runs": 2.5}`, []string{"max_concurrent_runs", "2.5", "whole number"}},
-		{`{"start_at_login": "yes"}`, []string{"start_at_login", "true or false"}},
+		{`{"start_at_login": true}`, nil},
 		{`{"max_concurent_runs": 2}`, []string{"unknown key", "max_concurent_runs", "max_concurrent_runs"}},
 		{`[1]`, []string{"not a JSON object"}},
 	}
@@ -189,7 +188,7 @@ func TestWriteFileAtomic(t *testing.T) {
 // room for several files.
 func TestHistorySettings(t *testing.T) {
 	p := testPaths(t)
-	writeFile(t, p.settingsFile(), `{"audit_keep_files": 5, "history_span": "1000h", "audit_max_total_bytes": 67108864}`)
+	writeFile(t, p.settingsFile(), `{"audit_keep_files": 5, "start_at_login": false, "history_span": "1000h", "audit_max_total_bytes": 67108864}`)
 	s, err := LoadSettings(p)
 	if err != nil || s.HistorySpan != 1000*time.Hour || s.AuditMaxTotalBytes != 64<<20 {
 		t.Fatalf("LoadSettings = %+v, %v", s, err)
@@ -201,7 +200,7 @@ func TestHistorySettings(t *testing.T) {
 	if err := SaveSettings(p, DefaultSettings()); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(readFile(t, p.settingsFile()), "audit_keep_files") {
+	if text := readFile(t, p.settingsFile()); strings.Contains(text, "audit_keep_files") || strings.Contains(text, "start_at_login") {
 		t.Fatal("a retired key was written")
 	}
 }
