@@ -93,7 +93,7 @@ func runAllow(args []string, e env) int {
 	}
 	store, err := prefs.Open(e.paths)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentgate allow: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentgate allow: %s\n", display.Text(err.Error()))
 		return exitDeclined
 	}
 	needsArgv := sub == "check" || sub == "add" || sub == "rm"
@@ -125,11 +125,11 @@ func runAllow(args []string, e env) int {
 		return allowAdd(e, in, store, prefs.Scope(o.scope), o.provider, root, argv)
 	case "rm":
 		if err := store.Remove(prefs.Scope(o.scope), o.provider, root, argv); err != nil {
-			fmt.Fprintf(e.stderr, "agentgate allow rm: %v\n", err)
+			fmt.Fprintf(e.stderr, "agentgate allow rm: %s\n", display.Text(err.Error()))
 			return exitDeclined
 		}
 		file, _ := store.FileFor(prefs.Scope(o.scope), o.provider, root)
-		fmt.Fprintf(e.stdout, "Removed %s from %s.\n", prefs.FormatList(argv), file)
+		fmt.Fprintf(e.stdout, "Removed %s from %s.\n", display.Text(prefs.FormatList(argv)), display.Text(file))
 		return exitOK
 	default:
 		return allowTrust(e, in, store, root)
@@ -155,23 +155,23 @@ func allowList(e env, store *prefs.Store, provider, root string, withStats bool)
 	for _, scope := range scopes {
 		file, err := store.FileFor(scope, provider, root)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "agentgate allow list: %v\n", err)
+			fmt.Fprintf(e.stderr, "agentgate allow list: %s\n", display.Text(err.Error()))
 			status = exitDeclined
 			continue
 		}
 		rules, bad, err := store.Rules(scope, provider, root)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "agentgate allow list: %v\n", err)
+			fmt.Fprintf(e.stderr, "agentgate allow list: %s\n", display.Text(err.Error()))
 			status = exitDeclined
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: %s\n", scopeLabel(scope, provider), file)
+		fmt.Fprintf(e.stdout, "%s: %s\n", scopeLabel(scope, provider), display.Text(file))
 		if len(rules) == 0 && len(bad) == 0 {
 			fmt.Fprintf(e.stdout, "  (no rules)\n")
 		}
 		if counter != nil && len(rules) > 0 {
 			if err := listStats(e, counter, store, rules); err != nil {
-				fmt.Fprintf(e.stderr, "agentgate allow list: %v\n", err)
+				fmt.Fprintf(e.stderr, "agentgate allow list: %s\n", display.Text(err.Error()))
 				status = exitDeclined
 			}
 			rules = nil
@@ -181,10 +181,10 @@ func allowList(e env, store *prefs.Store, provider, root string, withStats bool)
 			if !r.Active {
 				note = "   [inactive: changed outside agentgate; review with `agentgate allow trust`]"
 			}
-			fmt.Fprintf(e.stdout, "  %4d  %s%s\n", r.Line, prefs.FormatList(r.Tokens), note)
+			fmt.Fprintf(e.stdout, "  %4d  %s%s\n", r.Line, display.Text(prefs.FormatList(r.Tokens)), note)
 		}
 		for _, pe := range bad {
-			fmt.Fprintf(e.stdout, "  skipped: %s\n", pe.Error())
+			fmt.Fprintf(e.stdout, "  skipped: %s\n", display.Text(pe.Error()))
 		}
 	}
 	return status
@@ -214,7 +214,7 @@ func listStats(e env, counter *rulestats.Counter, store *prefs.Store, rules []pr
 		if len(marks) > 0 {
 			notes = strings.TrimSpace(notes + "  [" + strings.Join(marks, "; ") + "]")
 		}
-		fmt.Fprintf(tw, "  %4d\t%d\t%s\t%s\t%s\n", st.Rule.Line, st.Use.Count, last, prefs.FormatList(st.Rule.Tokens), notes)
+		fmt.Fprintf(tw, "  %4d\t%d\t%s\t%s\t%s\n", st.Rule.Line, st.Use.Count, last, display.Text(prefs.FormatList(st.Rule.Tokens)), display.Text(notes))
 	}
 	tw.Flush()
 	return err
@@ -276,9 +276,8 @@ func allowCheck(e env, store *prefs.Store, argv []string, provider, root string)
 
 func allowAdd(e env, in *bufio.Reader, store *prefs.Store, scope prefs.Scope, provider, root string, argv []string) int {
 	if len(argv) == 1 && prefs.IsLauncher(argv[0]) {
-		fmt.Fprintf(e.stdout, "Warning: %s can run arbitrary code (it is an interpreter or launcher): a rule for the program alone\n"+
-			"allows anything it is told to run. Prefer a longer rule, e.g. `agentgate allow add -- %s <args>`.\n"+
-			"Add %s anyway? [y/N]: ", display.Word(argv[0]), display.Word(argv[0]), display.Word(argv[0]))
+		fmt.Fprintf(e.stdout, "Warning: %s, e.g. `agentgate allow add -- %s <args>`.\nAdd %s anyway? [y/N]: ",
+			prefs.LauncherWarning(argv[0]), display.Word(argv[0]), display.Word(argv[0]))
 		answer, _ := in.ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			fmt.Fprintln(e.stdout, "Nothing changed.")
@@ -287,30 +286,30 @@ func allowAdd(e env, in *bufio.Reader, store *prefs.Store, scope prefs.Scope, pr
 	}
 	rule, err := store.Add(scope, provider, root, argv)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentgate allow add: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentgate allow add: %s\n", display.Text(err.Error()))
 		return exitDeclined
 	}
-	fmt.Fprintf(e.stdout, "Added %s to %s:%d.\n", prefs.FormatList(rule.Tokens), rule.File, rule.Line)
+	fmt.Fprintf(e.stdout, "Added %s to %s:%d.\n", display.Text(prefs.FormatList(rule.Tokens)), display.Text(rule.File), rule.Line)
 	return exitOK
 }
 
 func allowTrust(e env, in *bufio.Reader, store *prefs.Store, root string) int {
 	changed, err := store.Untrusted(root)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentgate allow trust: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentgate allow trust: %s\n", display.Text(err.Error()))
 		return exitDeclined
 	}
 	if len(changed) == 0 {
-		fmt.Fprintf(e.stdout, "Every rule in %s is confirmed; nothing to review.\n", prefs.ProjectFile(root))
+		fmt.Fprintf(e.stdout, "Every rule in %s is confirmed; nothing to review.\n", display.Text(prefs.ProjectFile(root)))
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "%d rules in %s changed outside agentgate and are inactive:\n", len(changed), prefs.ProjectFile(root))
+	fmt.Fprintf(e.stdout, "%d rules in %s changed outside agentgate and are inactive:\n", len(changed), display.Text(prefs.ProjectFile(root)))
 	for _, r := range changed {
 		launcher := ""
 		if len(r.Tokens) == 1 && prefs.IsLauncher(r.Tokens[0]) {
 			launcher = "   [warning: allows arbitrary code]"
 		}
-		fmt.Fprintf(e.stdout, "  %4d  %s%s\n", r.Line, prefs.FormatList(r.Tokens), launcher)
+		fmt.Fprintf(e.stdout, "  %4d  %s%s\n", r.Line, display.Text(prefs.FormatList(r.Tokens)), launcher)
 	}
 	fmt.Fprintf(e.stdout, "Make these %d rules active? [y/N]: ", len(changed))
 	answer, _ := in.ReadString('\n')
@@ -325,7 +324,7 @@ func allowTrust(e env, in *bufio.Reader, store *prefs.Store, root string) int {
 		shown[i] = r.Tokens
 	}
 	if err := store.TrustRules(root, shown); err != nil {
-		fmt.Fprintf(e.stderr, "agentgate allow trust: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentgate allow trust: %s\n", display.Text(err.Error()))
 		return exitDeclined
 	}
 	fmt.Fprintln(e.stdout, "Confirmed.")

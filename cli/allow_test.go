@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"github.com/agentgate/agentgate/agentbridge/audit"
 	"os"
 	"strings"
 	"testing"
@@ -147,5 +148,65 @@ func TestAllowCheckExplainsTheGuard(t *testing.T) {
 	out.Reset()
 	if code := dispatch([]string{"allow", "check", "--", "sudo", "ls"}, e); code != 1 || !strings.Contains(out.String(), "no rule lets it run unattended") {
 		t.Errorf("sudo: exit %d: %s", code, out.String())
+	}
+}
+
+// TestTerminalOutputEscapesWhatAgentsWrote: a project rule carrying a
+// terminal escape sequence and a carriage return (which made `allow trust`
+// show `printf hello` while the person confirmed `sh -c {touch …}`) is
+// shown escaped by allow trust and allow list, and so is an audit message
+// in agentgate log: no raw control character reaches the terminal.
+func TestTerminalOutputEscapesWhatAgentsWrote(t *testing.T) {
+	s := newCLISandbox(t, "")
+	if err := os.MkdirAll(s.project+"/.agentgate", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := "sh -c {touch /tmp/pwned\x1b[2K\rprintf hello}\n"
+	if err := os.WriteFile(s.project+"/.agentgate/allow.list", []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clean := func(what, out string) {
+		t.Helper()
+		if strings.ContainsAny(out, "\x1b\r") {
+			t.Errorf("%s printed a raw control character: %q", what, out)
+		}
+		if !strings.Contains(out, `pwned\x1b\[2K\rprintf`) {
+			t.Errorf("%s does not show the rule escaped: %q", what, out)
+		}
+	}
+	var out, errOut bytes.Buffer
+	e := s.env(&out, &errOut)
+	e.stdin = strings.NewReader("n\n")
+	e.stdinIsTerminal = func() bool { return true }
+	dispatch([]string{"allow", "trust"}, e)
+	clean("allow trust", out.String()+errOut.String())
+	out.Reset()
+	dispatch([]string{"allow", "list"}, s.env(&out, &errOut))
+	clean("allow list", out.String())
+
+	log, err := audit.Open(audit.Path(s.paths.StateDir), audit.Options{Host: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Append(audit.Entry{Kind: audit.KindRefusal, Message: "\x1b[2K\rall fine", Argv: []string{"echo", "\u202eevil"}}); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	out.Reset()
+	dispatch([]string{"log"}, s.env(&out, &errOut))
+	if got := out.String(); strings.ContainsAny(got, "\x1b\r\u202e") || !strings.Contains(got, `\x1b[2K\rall fine`) || !strings.Contains(got, `\u202eevil`) {
+		t.Errorf("agentgate log: %q", got)
+	}
+}
+
+func TestTermWriter(t *testing.T) {
+	var b bytes.Buffer
+	w := termWriter{&b}
+	n, err := w.Write([]byte("a\tb\nc\x1b[31md\u202ee\r\xff\n"))
+	if err != nil || n != 18 {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if want := "a\tb\nc\\x1b[31md\\u202ee\\r\\xff\n"; b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
 	}
 }

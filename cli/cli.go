@@ -37,9 +37,14 @@ func MainMCP(args []string) int {
 
 // env is what a subcommand needs from the world; tests build their own.
 type env struct {
-	// stdin, stdout and stderr are the process's streams.
+	// stdin, stdout and stderr are the process's streams; dispatch makes
+	// stdout and stderr termWriters for every subcommand but the agents'
+	// adapters (hook, mcp's protocol stream).
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// rawStdout and rawStderr are the streams unescaped, for a run's own
+	// output (`agentgate run`); nil means stdout and stderr as given.
+	rawStdout, rawStderr io.Writer
 	// stdinIsTerminal reports whether a person can answer at stdin.
 	stdinIsTerminal func() bool
 	// paths are the config and state directories.
@@ -77,6 +82,11 @@ func defaultEnv() env {
 }
 
 func dispatch(args []string, e env) int {
+	if e.rawStdout == nil {
+		e.rawStdout, e.rawStderr = e.stdout, e.stderr
+	}
+	agent := e // the agents' adapters speak their protocols unescaped
+	e.stdout, e.stderr = termWriter{e.stdout}, termWriter{e.stderr}
 	switch args[0] {
 	case "help", "-h", "--help":
 		usage(e.stdout)
@@ -87,7 +97,7 @@ func dispatch(args []string, e env) int {
 	case "socket-path":
 		return runSocketPath(args[1:], e.stdout, e.stderr)
 	case "hook":
-		return hook.Run(args[1:], hook.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Paths: e.paths, Socket: e.socket, Home: e.home})
+		return hook.Run(args[1:], hook.Env{Stdin: agent.stdin, Stdout: agent.stdout, Stderr: agent.stderr, Paths: e.paths, Socket: e.socket, Home: e.home})
 	case "setup":
 		return runSetup(args[1:], setupEnv{
 			stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, isTerminal: e.stdinIsTerminal,
@@ -105,7 +115,9 @@ func dispatch(args []string, e env) int {
 	case "log":
 		return runLog(args[1:], e)
 	case "mcp":
-		return runMCP(args[1:], e)
+		mcp := e
+		mcp.stdout = agent.stdout // the MCP protocol stream
+		return runMCP(args[1:], mcp)
 	default:
 		fmt.Fprintf(e.stderr, "agentgate: unknown command %q\n", args[0])
 		usage(e.stderr)

@@ -214,6 +214,6 @@ func printEntry(e env, entry audit.Entry, asJSON bool) {
 			fmt.Fprintf(&b, " (incomplete: %s)", display.Word(c.Reason))
 		}
 	}
-	b.WriteByte('\n')
-	fmt.Fprint(e.stdout, b.String())
+	// One entry, one line: whatever an agent put into it is escaped.
+	fmt.Fprintln(e.stdout, display.Text(b.String()))
 }

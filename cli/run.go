@@ -164,7 +164,7 @@ func awaitStart(ctx context.Context, e env, s *agentbridge.Session, id string, q
 func streamRun(ctx context.Context, e env, run *exec.Run) exec.Record {
 	var cursors [2]int64
 	streams := [2]exec.Stream{exec.Stdout, exec.Stderr}
-	outs := [2]interface{ Write([]byte) (int, error) }{e.stdout, e.stderr}
+	outs := [2]interface{ Write([]byte) (int, error) }{e.rawStdout, e.rawStderr}
 	copyOnce := func() (eof bool) {
 		eof = true
 		for i, s := range streams {

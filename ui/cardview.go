@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -38,6 +39,9 @@ type cardView struct {
 	req *agentbridge.ApprovalRequest
 	// choices are the "Always allow" choices for req.
 	choices []model.AllowChoice
+	// kinds are the kinds of choice, in the order of the what radio's
+	// options.
+	kinds []model.AllowKind
 	// armTimer re-checks the arming delay.
 	armTimer *time.Timer
 
@@ -45,6 +49,8 @@ type cardView struct {
 	title, position             *widget.Label
 	prev, next                  *widget.Button
 	from, command, shellWarning *widget.Label
+	// guard says what the argument guard found (hidden when nothing).
+	guard *widget.Label
 	// commandHint says when the command box must be scrolled.
 	commandHint *widget.Label
 	// escaped warns that the command holds characters shown escaped.
@@ -99,6 +105,8 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 	v.command.TextStyle = fyne.TextStyle{Monospace: true}
 	v.shellWarning = proseLabel("")
 	v.shellWarning.Importance = widget.WarningImportance
+	v.guard = proseLabel("")
+	v.guard.Importance = widget.WarningImportance
 	v.executable, v.cwd = wrapLabel(""), wrapLabel("")
 	v.executable.TextStyle.Monospace, v.cwd.TextStyle.Monospace = true, true
 	v.timeout, v.stdin, v.expiry = widget.NewLabel(""), widget.NewLabel(""), widget.NewLabel("")
@@ -158,7 +166,7 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 	)
 	body := container.NewVBox(
 		widget.NewLabelWithStyle("Command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		commandBox, v.commandHint, v.escapedRow, v.shellWarning, facts, v.reasonBox, v.allowPanel,
+		commandBox, v.commandHint, v.escapedRow, v.shellWarning, v.guard, facts, v.reasonBox, v.allowPanel,
 	)
 	header := container.NewBorder(nil, nil, nil, container.NewHBox(v.position, v.prev, v.next), v.title)
 	buttons := container.NewGridWithColumns(3, v.deny, v.allow, v.approve)
@@ -223,6 +231,7 @@ func (v *cardView) refresh() bool {
 		v.escapedRow.Show()
 	}
 	setOptional(v.shellWarning, c.ThroughShell)
+	setOptional(v.guard, c.Guard)
 	v.executable.SetText(c.Executable)
 	v.cwd.SetText(c.Cwd)
 	v.timeout.SetText(c.Timeout)
@@ -354,12 +363,18 @@ func (v *cardView) fillAllowPanel() {
 	v.how.Refresh()
 	req := v.req
 	first := v.choices[0]
-	program := "Program: " + display.Word(req.Command.Argv[0]) + " (any arguments)"
-	exact := "Exact command: " + model.Ellipsize(display.Command(req.Command.Argv), allowOptionMaxRunes)
-	if first.Kind == model.AllowExact {
-		v.what.Options = []string{exact, program}
-	} else {
-		v.what.Options = []string{program, exact}
+	labels := map[model.AllowKind]string{
+		model.AllowProgram: "Program: " + display.Word(req.Command.Argv[0]) + " (any arguments)",
+		model.AllowExact:   "Exact command: " + model.Ellipsize(display.Command(req.Command.Argv), allowOptionMaxRunes),
+	}
+	// The kinds in the model's order: program and exact, exact first for a
+	// launcher, exact alone for a command the argument guard stopped.
+	v.kinds, v.what.Options = nil, nil
+	for _, c := range v.choices {
+		if !slices.Contains(v.kinds, c.Kind) {
+			v.kinds = append(v.kinds, c.Kind)
+			v.what.Options = append(v.what.Options, labels[c.Kind])
+		}
 	}
 	v.where.Options = nil
 	for _, c := range v.choices {
@@ -397,18 +412,16 @@ func (v *cardView) selectedLength() (model.GrantLength, bool) {
 
 // exactIndex is the index of the exact-command option in v.what.
 func (v *cardView) exactIndex() int {
-	if len(v.choices) > 0 && v.choices[0].Kind == model.AllowExact {
-		return 0
-	}
-	return 1
+	return max(slices.Index(v.kinds, model.AllowExact), 0)
 }
 
 // selectedChoice returns the choice the radios select.
 func (v *cardView) selectedChoice() (model.AllowChoice, bool) {
-	kind := model.AllowProgram
-	if len(v.what.Options) > 1 && v.what.Selected == v.what.Options[v.exactIndex()] {
-		kind = model.AllowExact
+	i := slices.Index(v.what.Options, v.what.Selected)
+	if i < 0 || i >= len(v.kinds) {
+		return model.AllowChoice{}, false
 	}
+	kind := v.kinds[i]
 	for _, c := range v.choices {
 		if c.Kind == kind && c.ScopeLabel() == v.where.Selected {
 			return c, true
@@ -456,13 +469,13 @@ func (v *cardView) updatePreview() {
 	if v.past != nil {
 		past = v.past()
 	}
-	v.preview.SetText("Rule " + prefs.FormatList(c.Tokens(v.req)) + " in " + c.ScopeLabel() + ". " + model.PreviewText(c.Rule(v.req), past, 3))
-	w := model.LauncherWarning(v.req, c)
+	v.preview.SetText("Rule " + c.RuleLine(v.req) + " in " + c.ScopeLabel() + ". " + model.PreviewText(c.Rule(v.req), past, 3))
+	w, offerExact := model.AllowWarning(v.req, c)
 	setOptional(v.warning, w)
-	if w == "" {
-		v.useExact.Hide()
-	} else {
+	if offerExact {
 		v.useExact.Show()
+	} else {
+		v.useExact.Hide()
 	}
 	v.confirm.SetText(model.Ellipsize("Allow "+c.Label(v.req)+" and approve", confirmMaxRunes))
 	if v.allowPanel.Visible() {

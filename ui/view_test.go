@@ -150,7 +150,8 @@ func TestCardViewLauncherWarning(t *testing.T) {
 	assert.False(t, v.warning.Visible())
 	v.what.SetSelected("Program: bash (any arguments)")
 	assert.True(t, v.warning.Visible())
-	assert.Contains(t, v.warning.Text, "Allow the exact command instead: bash -c 'rm -rf build'")
+	assert.Contains(t, v.warning.Text, "can run arbitrary code")
+	assert.Contains(t, v.warning.Text, "instead: bash -c 'rm -rf build'")
 	test.Tap(v.useExact)
 	assert.Equal(t, "Exact command: bash -c 'rm -rf build'", v.what.Selected)
 	test.Tap(v.confirm)
@@ -230,4 +231,27 @@ func TestCardCommandBoxFitsContent(t *testing.T) {
 	assert.LessOrEqual(t, scroll.Size().Height, float32(CommandMaxHeight), "a long command scrolls inside the box")
 	assert.Greater(t, cw.view.command.MinSize().Height, float32(CommandMaxHeight))
 	assert.True(t, cw.view.commandHint.Visible(), "the card says the command scrolls")
+}
+
+// TestCardViewGuard: a command the argument guard stopped shows what it
+// found, and "Always allow" offers only the exact command, with a warning
+// and no switch to offer.
+func TestCardViewGuard(t *testing.T) {
+	rules := &modeltest.Rules{}
+	cw, clock, q := newTestCard(t, rules)
+	req := modeltest.Request("g", "sort", "-o", "/tmp/x", "f")
+	req.Findings = prefs.Guard(req.Command.Argv, 1, t.TempDir())
+	req.MatchedRule = &prefs.Rule{Tokens: []string{"sort"}, Scope: prefs.ScopeGlobal, File: "/c/allow.list", Line: 1}
+	modeltest.Ask(t, context.Background(), q, req)
+	cw.refresh()
+	arm(cw, clock)
+	v := cw.view
+	assert.True(t, v.guard.Visible())
+	assert.Contains(t, v.guard.Text, "-o /tmp/x (argument 1): writes the sorted output to a file anywhere")
+	test.Tap(v.allow)
+	arm(cw, clock)
+	assert.Equal(t, []string{"Exact command: sort -o /tmp/x f"}, v.what.Options)
+	assert.True(t, v.warning.Visible())
+	assert.Contains(t, v.warning.Text, "exactly this command again")
+	assert.False(t, v.useExact.Visible())
 }

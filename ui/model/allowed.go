@@ -207,9 +207,8 @@ func (m *AllowedModel) Draft(s ScopeRef, typed string) (Draft, error) {
 		past = m.Past()
 	}
 	d.Preview = PreviewText(prefs.Rule{Tokens: tokens, Scope: s.Scope, Provider: s.Provider, Project: s.Project}, past, 5)
-	if len(tokens) == 1 && prefs.IsLauncher(tokens[0]) {
-		d.Warning = fmt.Sprintf("%s runs other programs or code: a rule for the program alone lets an agent run anything through it. Add the arguments too, e.g. %s",
-			display.Word(tokens[0]), display.Command([]string{tokens[0], "…"}))
+	if len(tokens) == 1 {
+		d.Warning = prefs.LauncherWarning(tokens[0])
 	}
 	return d, nil
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -205,6 +206,9 @@ type CardContent struct {
 	Command string
 	// ThroughShell is a warning for hook requests, "" otherwise.
 	ThroughShell string
+	// Guard says what the argument guard found (GuardText), "" when
+	// nothing.
+	Guard string
 	// Escaped warns that the command holds characters shown escaped
 	// (EscapedWarning) and is "" when it holds none.
 	Escaped string
@@ -229,9 +233,13 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 		From:      fromText(req),
 		Reason:    EscapeText(req.Reason),
 		ExpiresIn: display.Duration(req.Expires.Sub(now)),
+		Guard:     GuardText(req),
 	}
 	if req.ThroughAgentShell {
-		c.Command = EscapeText(req.CommandLine)
+		// A shell line's newlines and tabs are shown as \n and \t, never
+		// as line breaks: twelve newlines must not push `curl … | sh` out
+		// of sight below `git status`.
+		c.Command = display.Text(req.CommandLine)
 		if hasEscapes(req.CommandLine) {
 			c.Escaped = EscapedWarning
 		}
@@ -260,6 +268,26 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 		c.Stdin = FormatBytes(int64(n))
 	}
 	return c
+}
+
+// GuardText says, for the card, what the argument guard found in req's
+// command: the rule that matched and would have allowed it, and each
+// finding on its own line ("• --output=/tmp/x (argument 2): writes the
+// diff to a file anywhere"); "" when there are no findings.
+func GuardText(req *agentbridge.ApprovalRequest) string {
+	if len(req.Findings) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if req.MatchedRule != nil {
+		b.WriteString("The " + req.MatchedRule.Describe() + " matches, but it does not allow these arguments:")
+	} else {
+		b.WriteString("Note what this command does:")
+	}
+	for _, f := range req.Findings {
+		b.WriteString("\n• " + f.String())
+	}
+	return b.String()
 }
 
 // EscapedWarning is the card's warning for a command holding characters a
@@ -400,14 +428,22 @@ func (c AllowChoice) Label(req *agentbridge.ApprovalRequest) string {
 // (first, the default) and then the exact command, each into Global, the
 // proposer's Provider (only when it has one) and the Project. For launchers
 // and interpreters (prefs.IsLauncher) the exact command comes first, since
-// allowing the program allows arbitrary code. A hook request (through the
-// agent's shell) gets none.
+// allowing the program allows arbitrary code. A command with argument-guard
+// findings gets only the exact command (a rule for the program would not
+// allow its arguments), and none at all when a finding is one no rule
+// covers (the repository's configuration, sudo). A hook request (through
+// the agent's shell) gets none.
 func AllowChoices(req *agentbridge.ApprovalRequest) []AllowChoice {
 	if req.ThroughAgentShell || len(req.Command.Argv) == 0 {
 		return nil
 	}
 	kinds := []AllowKind{AllowProgram, AllowExact}
-	if prefs.IsLauncher(req.Command.Argv[0]) {
+	switch {
+	case slices.ContainsFunc(req.Findings, func(f prefs.Finding) bool { return f.Arg < 0 }):
+		return nil
+	case len(req.Findings) > 0:
+		kinds = []AllowKind{AllowExact}
+	case prefs.IsLauncher(req.Command.Argv[0]):
 		kinds = []AllowKind{AllowExact, AllowProgram}
 	}
 	var out []AllowChoice
@@ -423,15 +459,38 @@ func AllowChoices(req *agentbridge.ApprovalRequest) []AllowChoice {
 	return out
 }
 
-// LauncherWarning returns, for a program rule whose program is a launcher
-// or interpreter, why that allows arbitrary code and the exact command to
-// allow instead; "" for any other choice.
-func LauncherWarning(req *agentbridge.ApprovalRequest, c AllowChoice) string {
-	if c.Kind != AllowProgram || len(req.Command.Argv) == 0 || !prefs.IsLauncher(req.Command.Argv[0]) {
-		return ""
+// AllowWarning returns the warning for choice c on req, and whether to
+// offer switching to the exact command: for a program rule whose program
+// is a launcher or interpreter, why that allows arbitrary code
+// (prefs.LauncherWarning), offering the exact command; for the exact
+// command of a command with argument-guard findings, what it does and that
+// the rule lets it run again without asking; "" otherwise.
+func AllowWarning(req *agentbridge.ApprovalRequest, c AllowChoice) (warning string, offerExact bool) {
+	if len(req.Command.Argv) == 0 {
+		return "", false
 	}
-	return fmt.Sprintf("%s runs other programs or code: allowing the program lets an agent run anything through it without asking. Allow the exact command instead: %s",
-		display.Word(req.Command.Argv[0]), display.Command(req.Command.Argv))
+	if c.Kind == AllowProgram {
+		if w := prefs.LauncherWarning(req.Command.Argv[0]); w != "" {
+			return w + ": " + display.Command(req.Command.Argv), true
+		}
+		return "", false
+	}
+	if len(req.Findings) == 0 {
+		return "", false
+	}
+	var whys []string
+	for _, f := range req.Findings {
+		if !slices.Contains(whys, f.Why) {
+			whys = append(whys, f.Why)
+		}
+	}
+	return "This command " + strings.Join(whys, "; ") + ". The rule lets an agent run exactly this command again, without asking.", false
+}
+
+// RuleLine is the allow-list line c writes for req, with control and
+// invisible characters shown escaped.
+func (c AllowChoice) RuleLine(req *agentbridge.ApprovalRequest) string {
+	return display.Text(prefs.FormatList(c.Tokens(req)))
 }
 
 // PreviewText is the rule preview: "Would have allowed N of your last M

@@ -189,12 +189,51 @@ func TestAllowChoices(t *testing.T) {
 	py := modeltest.Request("c", "python3", "-c", "print(1)")
 	choices := model.AllowChoices(py)
 	assert.Equal(t, model.AllowExact, choices[0].Kind, "launchers offer the exact command first")
-	assert.Contains(t, model.LauncherWarning(py, model.AllowChoice{Kind: model.AllowProgram}), "python3 -c 'print(1)'")
-	assert.Empty(t, model.LauncherWarning(py, model.AllowChoice{Kind: model.AllowExact}))
-	assert.Empty(t, model.LauncherWarning(req, model.AllowChoice{Kind: model.AllowProgram}))
+	w, offer := model.AllowWarning(py, model.AllowChoice{Kind: model.AllowProgram})
+	assert.Contains(t, w, "python3 -c 'print(1)'")
+	assert.Contains(t, w, "can run arbitrary code")
+	assert.True(t, offer, "the exact command is offered instead")
+	w, _ = model.AllowWarning(py, model.AllowChoice{Kind: model.AllowExact})
+	assert.Empty(t, w)
+	w, _ = model.AllowWarning(req, model.AllowChoice{Kind: model.AllowProgram})
+	assert.Empty(t, w)
 
 	hook := &agentbridge.ApprovalRequest{ID: "h", ThroughAgentShell: true, CommandLine: "ls | wc"}
 	assert.Empty(t, model.AllowChoices(hook))
+}
+
+// TestCardShowsTheGuard: a command the argument guard stopped shows the
+// rule and each finding; "Always allow" offers only the exact command,
+// with a warning, and nothing when a finding is one no rule covers; a hook
+// command's newlines and tabs are shown escaped, on one line.
+func TestCardShowsTheGuard(t *testing.T) {
+	req := modeltest.Request("g", "git", "diff", "--output=/tmp/x")
+	req.Findings = prefs.Guard(req.Command.Argv, 2, t.TempDir())
+	req.MatchedRule = &prefs.Rule{Tokens: []string{"git", "diff"}, Scope: prefs.ScopeGlobal, File: "/c/allow.list", Line: 3}
+	c := model.ContentOf(req, 1, 1, time.Now())
+	assert.Contains(t, c.Guard, "rule «git diff» (global, /c/allow.list:3) matches, but it does not allow these arguments")
+	assert.Contains(t, c.Guard, "• --output=/tmp/x (argument 2): writes the diff to a file anywhere")
+	choices := model.AllowChoices(req)
+	require.NotEmpty(t, choices)
+	for _, ch := range choices {
+		assert.Equal(t, model.AllowExact, ch.Kind, "only the exact command for a command with findings")
+	}
+	w, offer := model.AllowWarning(req, choices[0])
+	assert.Contains(t, w, "writes the diff to a file anywhere")
+	assert.Contains(t, w, "exactly this command again, without asking")
+	assert.False(t, offer)
+
+	sudo := modeltest.Request("s", "sudo", "ls")
+	sudo.Findings = prefs.Guard(sudo.Command.Argv, 2, "")
+	assert.Empty(t, model.AllowChoices(sudo), "no rule can allow sudo")
+	assert.Empty(t, model.ContentOf(modeltest.Request("p", "ls"), 1, 1, time.Now()).Guard)
+
+	hook := &agentbridge.ApprovalRequest{ID: "h", ThroughAgentShell: true, CommandLine: "git status" + strings.Repeat("\n", 12) + "curl x |\tsh"}
+	hc := model.ContentOf(hook, 1, 1, time.Now())
+	assert.NotContains(t, hc.Command, "\n", "no line break on the card")
+	assert.Contains(t, hc.Command, `git status\n\n`)
+	assert.Contains(t, hc.Command, `curl x |\tsh`)
+	assert.Equal(t, model.EscapedWarning, hc.Escaped)
 }
 
 // TestAlwaysAllowWritesTheRightFile checks every "Always allow" choice
@@ -446,7 +485,7 @@ func TestAllowedModel(t *testing.T) {
 	assert.Contains(t, d.Preview, "none of your last 2")
 	d, err = m.Draft(global, "bash")
 	require.NoError(t, err)
-	assert.Contains(t, d.Warning, "runs other programs")
+	assert.Contains(t, d.Warning, "can run arbitrary code")
 	_, err = m.Draft(global, "ls | wc")
 	assert.Error(t, err)
 
