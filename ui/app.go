@@ -117,7 +117,7 @@ func run() error {
 	d.build()
 	h.Broker.SetApprover(d.queue)
 	h.Serve(agentbridge.ServerOptions{OnShow: func() { fyne.Do(d.showMain) }})
-	model.FollowRuns(ctx, d.procs, func() { fyne.Do(d.procView.refresh) })
+	model.FollowRuns(ctx, d.procs, func() { fyne.Do(d.procView.refresh); d.ticker.Poke() })
 	// Agents update themselves: warn when one setup wired is newer than the
 	// versions agentgate was tested with (off every hook's path).
 	go func() {
@@ -179,6 +179,9 @@ type desk struct {
 	procView *processesView
 	// card is the approval card.
 	card *cardWindow
+	// ticker refreshes the card's countdown and the live runs once a
+	// second, only while there are any.
+	ticker *model.Ticker
 	// prefsWin is the open Preferences window (nil when closed).
 	prefsWin fyne.Window
 }
@@ -222,11 +225,10 @@ func (d *desk) build() {
 		d.sendNotification("agentgate: a proposal expired unanswered", model.NotificationText(req))
 	}
 	d.updateTray()
-	go func() {
-		for range time.Tick(time.Second) {
-			fyne.Do(d.tick)
-		}
-	}()
+	// Once a second while a card counts down or a run is live; never when
+	// idle.
+	d.ticker = &model.Ticker{Interval: time.Second, Tick: func() { fyne.Do(d.tick) },
+		Needed: func() bool { return d.queue.Len() > 0 || len(d.procs.Running()) > 0 }}
 }
 
 // menuItems returns the app menu: Processes… (tray only), Preferences…,
@@ -248,6 +250,7 @@ func (d *desk) menuItems(tray bool) []*fyne.MenuItem {
 
 // queueChanged updates the card, the banner and the tray.
 func (d *desk) queueChanged() {
+	d.ticker.Poke()
 	d.card.refresh()
 	n := d.queue.Len()
 	if d.card.visible {
