@@ -241,6 +241,10 @@ type ticket struct {
 	answer Answer
 	// run is set once started.
 	run *exec.Run
+	// endWritten is made with run and closed once the run's end is written
+	// to the audit log (runEnded), so that the agent never hears of an end
+	// the log does not hold yet.
+	endWritten chan struct{}
 	// changed is closed and replaced on every state change.
 	changed chan struct{}
 	// cancelAsk withdraws the question from the approver.
@@ -276,12 +280,25 @@ func (t *ticket) final() bool {
 // being audited is still pending). Called with Broker.mu held.
 func (t *ticket) currentState() string {
 	if t.run != nil {
+		if !isClosed(t.endWritten) {
+			return string(exec.StateRunning) // its end is not in the audit log yet
+		}
 		return string(t.run.Record().State)
 	}
 	if t.state == stateAnswered {
 		return wire.StatePending
 	}
 	return t.state
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // setState changes a ticket's non-run state and wakes its waiters. Called
@@ -666,6 +683,7 @@ func (b *Broker) start(t *ticket) *wire.Error {
 	}
 	b.mu.Lock()
 	t.run = run
+	t.endWritten = make(chan struct{})
 	t.starting = false
 	cancelled := t.cancelled // cancelled while it was being started
 	b.setState(t, string(run.Record().State), nil)
@@ -708,6 +726,7 @@ func (b *Broker) runEnded(t *ticket) {
 		e.DurationMS = rec.EndedAt.Sub(rec.StartedAt).Milliseconds()
 	}
 	b.recordSoon(t.session, e)
+	close(t.endWritten) // exec.wait may now report the end (Session.Wait)
 	b.mu.Lock()
 	b.setState(t, string(rec.State), nil)
 	if t.session.closed { // nobody can ask about it any more

@@ -3,6 +3,7 @@ package agentbridge_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,5 +136,27 @@ func TestQueuedCancelRecordedBeforeAgentHears(t *testing.T) {
 	}
 	if got := joined(auditKinds(t, b, queued.RunID)); got != "proposal,decision/allowed_by_rule,run_end/cancelled" {
 		t.Fatalf("audit when exec.cancel answered = %s", got)
+	}
+}
+
+// TestRunEndWrittenBeforeAgentHears: when exec.wait reports a run's end,
+// the audit log already holds its run_end line.
+func TestRunEndWrittenBeforeAgentHears(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.Options{})
+	b.Allow(t, "true")
+	c := b.Session(t, "")
+	ctx := ctxT(t)
+	for range 20 {
+		res, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := c.Wait(ctx, wire.WaitParams{RunID: res.RunID})
+		if err != nil || w.State != "exited" {
+			t.Fatalf("wait = %+v, %v", w, err)
+		}
+		if got := joined(auditKinds(t, b, res.RunID)); !strings.Contains(got, "run_end/exited") {
+			t.Fatalf("the agent heard of the end before the log held it: %s", got)
+		}
 	}
 }

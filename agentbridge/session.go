@@ -74,18 +74,20 @@ func (s *Session) Wait(ctx context.Context, p wire.WaitParams) (wire.WaitResult,
 	defer timer.Stop()
 	for {
 		s.b.mu.Lock()
-		run, state, refusal, changed := t.run, t.currentState(), t.refusal, t.changed
+		run, ended, state, refusal, changed := t.run, t.endWritten, t.currentState(), t.refusal, t.changed
 		s.b.mu.Unlock()
 		if refusal != nil {
 			return wire.WaitResult{}, refusal
 		}
 		if run != nil {
+			// The end is reported once the audit log holds it (written at
+			// once after the run's end; fsynced within audit.SyncDelay).
 			select {
-			case <-run.Done():
+			case <-ended:
 			case <-timer.C:
 			case <-ctx.Done():
 			}
-			return waitResult(run, p.Cursor, chunkBound(p.MaxBytes), enc)
+			return waitResult(run, isClosed(ended), p.Cursor, chunkBound(p.MaxBytes), enc)
 		}
 		select {
 		case <-changed:
@@ -98,11 +100,17 @@ func (s *Session) Wait(ctx context.Context, p wire.WaitParams) (wire.WaitResult,
 }
 
 // waitResult describes a run and its stdout from cursor.
-func waitResult(run *exec.Run, cursor int64, max int, enc string) (wire.WaitResult, *wire.Error) {
+func waitResult(run *exec.Run, endAudited bool, cursor int64, max int, enc string) (wire.WaitResult, *wire.Error) {
 	rec := run.Record()
 	out, werr := readOutput(run, exec.Stdout, cursor, max, enc)
 	if werr != nil {
 		return wire.WaitResult{}, werr
+	}
+	if !endAudited && rec.State.Final() {
+		// Ended, but the end is not in the audit log yet: still running
+		// for the agent, which asks again.
+		rec.State, rec.ExitCode, rec.Error, rec.Changes, rec.ChangesPending = exec.StateRunning, nil, "", nil, false
+		out.EOF = false
 	}
 	res := wire.WaitResult{State: string(rec.State), ExitCode: rec.ExitCode, Stdout: out, StderrBytes: rec.StderrBytes, Error: rec.Error, ChangesPending: rec.ChangesPending}
 	if rec.Changes != nil {
@@ -191,13 +199,15 @@ func (s *Session) Cancel(ctx context.Context, id string) (wire.CancelResult, *wi
 	}
 	run := s.b.cancelTicket(t, wire.StateWithdrawn, wire.Refuse(wire.RefuseWithdrawn, "the proposal was withdrawn before anyone answered; nothing ran"), audit.DecisionWithdrawn, "withdrawn by the agent")
 	if run != nil {
+		s.b.mu.Lock()
+		ended := t.endWritten
+		s.b.mu.Unlock()
 		settle, cancel := context.WithTimeout(ctx, cancelSettle)
 		defer cancel()
 		select {
-		case <-run.Done():
+		case <-ended: // the tree is gone and its end audited
 		case <-settle.Done():
 		}
-		return wire.CancelResult{State: string(run.Record().State)}, nil
 	}
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
