@@ -139,6 +139,33 @@ func (p *ptySession) waitFor(t *testing.T, text string) {
 	t.Fatalf("no %q in the terminal within %s:\n%s", text, eventually, p.out.String())
 }
 
+// answerUntil sends line and waits for want to appear after it, sending
+// the line again (a few times) when want does not follow: the prompt
+// discards a line typed before its question was shown, and on a busy
+// machine the line can arrive just before that.
+func (p *ptySession) answerUntil(t *testing.T, line, want string) {
+	t.Helper()
+	p.mu.Lock()
+	from := p.out.Len()
+	p.mu.Unlock()
+	for attempt := 0; attempt < 5; attempt++ {
+		p.send(t, line)
+		deadline := time.Now().Add(eventually / 5)
+		for time.Now().Before(deadline) {
+			p.mu.Lock()
+			ok := strings.Contains(p.out.String()[from:], want)
+			p.mu.Unlock()
+			if ok {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t.Fatalf("no %q in the terminal after answering %q:\n%s", want, line, p.out.String())
+}
+
 func (p *ptySession) send(t *testing.T, line string) {
 	t.Helper()
 	if _, err := io.WriteString(p.tty, line+"\n"); err != nil {
@@ -416,12 +443,9 @@ func TestRunPromptGuardOffersOnlyTheExactCommand(t *testing.T) {
 	p.waitFor(t, "the argument guard stopped it")
 	p.waitFor(t, "writes the sorted output to a file anywhere")
 	p.waitFor(t, "always allow the [e]xact command (these arguments only)")
-	p.send(t, "p")
-	p.waitFor(t, "would not allow these arguments")
-	p.send(t, "e")
-	p.waitFor(t, "Warning: this command writes the sorted output")
-	p.send(t, "y")
-	p.waitFor(t, "in which list?")
+	p.answerUntil(t, "p", "would not allow these arguments")
+	p.answerUntil(t, "e", "Warning: this command writes the sorted output")
+	p.answerUntil(t, "y", "in which list?")
 	p.send(t, "g")
 	if code := p.exitCode(t); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, p.out.String())
