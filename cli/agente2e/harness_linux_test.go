@@ -52,6 +52,10 @@ var writeTable = flag.Bool("write-table", false, "rewrite the table in docs/inte
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if testing.Short() {
+		// -short: no npm installs, no builds; every case skips.
+		os.Exit(m.Run())
+	}
 	code := func() int {
 		tmp, err := os.MkdirTemp("", "agente2e-bin-")
 		if err != nil {
@@ -186,11 +190,14 @@ func installedVersion(program string) string {
 	return agents.ParseVersion(string(out))
 }
 
-// requireAgent skips nothing: an agent that could not be installed or an
-// agentgate that could not be built fails the test, since `make test`
-// promises these cases run.
+// requireAgent fails the test when the agent could not be installed or
+// agentgate could not be built, since `make test` promises these cases
+// run; only -short skips them.
 func requireAgent(t *testing.T, agent string) {
 	t.Helper()
+	if testing.Short() {
+		skipCase(t, "-short: the real agent CLIs run in `make test-agents`")
+	}
 	if harness.buildErr != nil {
 		t.Fatal(harness.buildErr)
 	}
