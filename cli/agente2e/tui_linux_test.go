@@ -192,6 +192,39 @@ func TestCodexTUI(t *testing.T) {
 	}
 }
 
+// TestCodexTUIEscalation: when the model asks to run outside Codex's
+// sandbox, Codex's TUI would ask itself; the PermissionRequest hook setup
+// wires answers allow for an allow-listed command, so it runs without that
+// prompt, while the PreToolUse hook still decides everything else.
+func TestCodexTUIEscalation(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, agents.Codex, Script{Tool: "exec_command", Args: map[string]any{
+		"cmd": "touch tui-escalated", "sandbox_permissions": "require_escalated",
+		"justification": "the test asks to run it outside the sandbox"}})
+	s.allow("touch tui-escalated")
+	u := s.startTUI(codex.configure(s), nil)
+	u.waitFor("Codex's prompt", "Ask Codex")
+	u.submit(s, prompt)
+	asked := u.waitModelDone(s, "Would you like to run", "Yes, proceed", "approve")
+	observed := s.observe("tui-escalated")
+	if asked >= 0 {
+		observed = "Codex asked for approval; " + observed
+		t.Errorf("Codex asked about an allow-listed command\n%s", u.screen())
+	}
+	if !s.exists("tui-escalated") {
+		t.Errorf("the allow-listed command did not run\n%s", u.screen())
+	}
+	// Both hooks decided by the rule: PreToolUse, then PermissionRequest
+	// where Codex would have asked.
+	log, _ := os.ReadFile(filepath.Join(s.state, "agentgate", "audit.log"))
+	if n := strings.Count(string(log), `"decision":"allowed_by_rule"`); n != 2 {
+		t.Errorf("%d decisions by rule in the audit log, want 2 (PreToolUse and PermissionRequest):\n%s", n, log)
+	} else {
+		observed += " (PreToolUse and PermissionRequest both allowed it by the rule)"
+	}
+	record(agents.Codex, 4, "`codex` TUI (default approval)", "allow-listed command, run outside Codex's sandbox (PermissionRequest)", observed)
+}
+
 // TestGeminiTUI: Gemini CLI's TUI ignores the hook's allow and asks with
 // its own prompt (the double prompt docs/integrations.md describes), and a
 // command no rule allows is denied with the app down, without a prompt.
