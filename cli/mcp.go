@@ -303,10 +303,14 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h func(context.Context, *m
 // input schema, with the schema's defaults applied (absent arguments are the
 // empty object), and decodes them into an In. The inferred schema of a
 // struct allows no other properties, so only exactly named fields reach the
-// decoder.
+// decoder; an argument given twice is refused (decoding would keep the last
+// one, and a gate never guesses which of two values counts).
 func decodeToolInput[In any](args json.RawMessage, schema *jsonschema.Resolved) (In, error) {
 	var in In
 	v := map[string]any{}
+	if dup := wire.DuplicateMember(args); dup != "" {
+		return in, fmt.Errorf("argument %q appears twice; send each argument once", dup)
+	}
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &v); err != nil {
 			return in, fmt.Errorf("unmarshaling arguments: %w", err)

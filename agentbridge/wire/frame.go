@@ -269,6 +269,22 @@ func objectMembers(obj []byte, allowed map[string]bool, where string) (map[strin
 	return members, problem, nil
 }
 
+// DuplicateMember returns the first member name the JSON object obj holds
+// twice, or "" when none does (or obj is not an object: its decoder says
+// so). For decoders that collapse repeated members, last one winning — an
+// MCP tool call's arguments — and must refuse them instead.
+func DuplicateMember(obj []byte) string {
+	seen := make(map[string]bool, 8)
+	dup := ""
+	scanMembers(obj, func(name string, _ []byte) {
+		if seen[name] && dup == "" {
+			dup = name
+		}
+		seen[name] = true
+	})
+	return dup
+}
+
 // errMalformed is scanMembers' error for input that is not a JSON object.
 var errMalformed = errors.New("not a well-formed JSON object")
 

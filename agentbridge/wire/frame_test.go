@@ -250,3 +250,17 @@ func TestScanMembersMatchesDecoder(t *testing.T) {
 		}
 	}
 }
+
+func TestDuplicateMember(t *testing.T) {
+	for obj, want := range map[string]string{
+		`{"a":1,"b":{"a":2}}`:   "",
+		`{"a":1,"b":2,"a":3}`:   "a",
+		`{"x":[1],"y":1,"y":2}`: "y",
+		`{}`:                    "",
+		`not json`:              "",
+	} {
+		if got := DuplicateMember([]byte(obj)); got != want {
+			t.Errorf("DuplicateMember(%s) = %q, want %q", obj, got, want)
+		}
+	}
+}
