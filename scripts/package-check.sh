@@ -68,14 +68,19 @@ check_hook() {
 }
 
 # check_mcp BIN checks the lean MCP executable: installed, and answering an
-# MCP initialize request with its server name.
+# MCP initialize request with its server name. Standard input stays open until
+# the answer's line arrives (at most 20 s): a server may drop a request whose
+# client has already hung up.
 check_mcp() {
-  local out status=0
+  local out="" status=0
   if [ ! -x "$1" ]; then fail "no executable agentgate-mcp at $1"; return; fi
-  out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"package-check","version":"1"}}}' \
-    | timeout 20 "$1" 2>/dev/null) || status=$?
+  coproc MCP { exec "$1" 2>/dev/null; }
+  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"package-check","version":"1"}}}' >&"${MCP[1]}"
+  IFS= read -r -t 20 out <&"${MCP[0]}" || status=$?
+  exec {MCP[1]}>&-
+  wait "$MCP_PID" 2>/dev/null || true
   if [[ $out == *'"name":"agentgate"'* ]]; then pass "agentgate-mcp answers initialize"
-  else fail "agentgate-mcp exited $status and printed \"$out\"; expected an initialize result"; fi
+  else fail "agentgate-mcp (read status $status) printed \"$out\"; expected an initialize result"; fi
 }
 
 # check_version BIN checks that BIN answers --version with FyneApp.toml's
