@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // LoginEnvMaxAge is how long a login environment kept by UseLoginEnvCache
@@ -49,7 +51,7 @@ func cachedLoginEnv(acct account, now time.Time) []string {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path)
 	if err != nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/procspec"
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // A grant is a temporary permission a person gave on an approval card or at
@@ -256,7 +257,7 @@ func (g *Grants) inForce(gr Grant, now time.Time) bool {
 
 // read returns the grants in grants.json (none when it is missing).
 func (g *Grants) read() ([]Grant, error) {
-	data, err := os.ReadFile(g.file())
+	data, err := atomicfile.ReadFile(g.file())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/internal/atomicfile"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -280,7 +281,7 @@ func (c *Counter) update(see func(map[Key]*record)) error {
 // read returns the cache's content; a missing, damaged or other-version
 // cache is an empty one (the figures are counted again from the log).
 func (c *Counter) read() cacheFile {
-	data, err := os.ReadFile(c.file)
+	data, err := atomicfile.ReadFile(c.file)
 	if err != nil {
 		return cacheFile{}
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // indexMagic starts an index file; the digit is the format's version.
@@ -75,13 +77,13 @@ func saveIndex(file, root string, idx *index) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), file)
+	return atomicfile.Rename(tmp.Name(), file)
 }
 
 // loadIndex reads the index of root from file; fs.ErrNotExist when there
 // is none, an error when it is damaged or of another root.
 func loadIndex(file, root string) (index, map[string]string, error) {
-	f, err := os.Open(file)
+	f, err := atomicfile.Open(file)
 	if err != nil {
 		return index{}, nil, err
 	}
