@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/rulestats"
+	"github.com/agentgate/agentgate/internal/platformtest"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/ui/model"
 	"github.com/agentgate/agentgate/ui/model/modeltest"
@@ -21,6 +23,16 @@ import (
 // agentgate quits" on the card give a grant bound to the proposal's
 // project, provider and executable, approve the proposal, and the grant
 // then allows the command for that provider only.
+// nativeRequest is modeltest.Request with its paths absolute on this
+// platform too (C:\p\repo on Windows): grants are bound to absolute paths.
+func nativeRequest(id string, argv ...string) *agentbridge.ApprovalRequest {
+	req := modeltest.Request(id, argv...)
+	native := platformtest.NativePath
+	req.ProjectRoot, req.Command.ProjectRoot = native(req.ProjectRoot), native(req.Command.ProjectRoot)
+	req.Command.Executable, req.Command.Dir = native(req.Command.Executable), native(req.Command.Dir)
+	return req
+}
+
 func TestAllowForGivesABoundGrant(t *testing.T) {
 	paths := prefs.Paths{ConfigDir: t.TempDir(), StateDir: t.TempDir()}
 	instance, err := prefs.HoldInstance(paths)
@@ -35,7 +47,7 @@ func TestAllowForGivesABoundGrant(t *testing.T) {
 		q := &model.Queue{}
 		m := &model.CardModel{Queue: q, Grants: grants, Instance: instance.ID(), Now: clock.Now}
 		assert.Equal(t, []model.GrantLength{model.For15Minutes, model.ForOneHour, model.UntilQuit}, m.GrantLengths())
-		req := modeltest.Request("r", "rg", "-n", c.length.Label)
+		req := nativeRequest("r", "rg", "-n", c.length.Label)
 		ch := modeltest.Ask(t, context.Background(), q, req)
 		m.Sync()
 		assert.ErrorIs(t, m.AllowFor(c.kind, c.length), model.ErrNotArmed)
@@ -69,7 +81,7 @@ func TestAllowForRefusals(t *testing.T) {
 	clock := modeltest.NewClock(time.Now())
 	q := &model.Queue{}
 	m := &model.CardModel{Queue: q, Grants: grants, Now: clock.Now}
-	req := modeltest.Request("r", "bash", "-c", "make")
+	req := nativeRequest("r", "bash", "-c", "make")
 	ch := modeltest.Ask(t, context.Background(), q, req)
 	m.Sync()
 	clock.Add(model.ArmDelay)
@@ -86,7 +98,7 @@ func TestAllowForRefusals(t *testing.T) {
 	require.NoError(t, m.AllowFor(model.AllowExact, model.For15Minutes))
 	assert.True(t, modeltest.Result(t, ch).Answer.Approved)
 	text := model.GrantText(req, model.AllowExact, model.For15Minutes)
-	assert.True(t, strings.HasPrefix(text, "exactly bash -c make (/usr/bin/bash) in Project «repo», for claude only, for 15 minutes"), text)
+	assert.True(t, strings.HasPrefix(text, "exactly bash -c make ("+model.DisplayPath(req.Command.Executable)+") in Project «repo», for claude only, for 15 minutes"), text)
 }
 
 // TestPreferencesStatsAndGrants: the Allowed commands model gives each
@@ -123,10 +135,10 @@ func TestPreferencesStatsAndGrants(t *testing.T) {
 	assert.Equal(t, "redundant: covered by «git» (allow.list:1)", stats[1].Marks)
 
 	project := t.TempDir()
-	a, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"make", "test"}, Executable: "/usr/bin/make",
+	a, err := grants.Give(prefs.GrantRequest{Kind: prefs.GrantExact, Argv: []string{"make", "test"}, Executable: platformtest.NativePath("/usr/bin/make"),
 		Project: project, Provider: "claude", By: "card", For: time.Hour})
 	require.NoError(t, err)
-	_, err = grants.Give(prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: []string{"ls"}, Executable: "/bin/ls",
+	_, err = grants.Give(prefs.GrantRequest{Kind: prefs.GrantProgram, Argv: []string{"ls"}, Executable: platformtest.NativePath("/bin/ls"),
 		Project: project, AllProviders: true, By: "terminal", For: 15 * time.Minute})
 	require.NoError(t, err)
 	clock.Add(3 * time.Minute)
@@ -134,7 +146,7 @@ func TestPreferencesStatsAndGrants(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, lines, 2)
 	assert.Equal(t, "the program ls", lines[0].Allows)
-	assert.Equal(t, "12 min left · every agent, given at the terminal · Project «"+filepath.Base(project)+"» ("+model.DisplayPath(project)+") · /bin/ls", lines[0].Detail)
+	assert.Equal(t, "12 min left · every agent, given at the terminal · Project «"+filepath.Base(project)+"» ("+model.DisplayPath(project)+") · "+model.DisplayPath(platformtest.NativePath("/bin/ls")), lines[0].Detail)
 	assert.Equal(t, "exactly make test", lines[1].Allows)
 	assert.True(t, strings.HasPrefix(lines[1].Detail, "57 min left · claude, given on the card · "), lines[1].Detail)
 	require.NoError(t, m.Revoke(a.ID))
