@@ -264,9 +264,13 @@ const recordsName = "agents.json"
 // RecordsPath returns the records file in stateDir.
 func RecordsPath(stateDir string) string { return filepath.Join(stateDir, recordsName) }
 
-// LoadRecords reads the records in stateDir; a missing file is no records.
+// LoadRecords reads the records in stateDir (an absolute path); a missing
+// file is no records.
 // A record for an agent this version of agentgate does not know is kept.
 func LoadRecords(stateDir string) (map[string]Record, error) {
+	if !filepath.IsAbs(stateDir) {
+		return nil, fmt.Errorf("the agent records need an absolute state directory, not %q", stateDir)
+	}
 	data, err := atomicfile.ReadFile(RecordsPath(stateDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Record{}, nil
@@ -281,10 +285,14 @@ func LoadRecords(stateDir string) (map[string]Record, error) {
 	return recs, nil
 }
 
-// UpdateRecord changes the record of agent in stateDir with edit and writes
+// UpdateRecord changes the record of agent in stateDir (an absolute path)
+// with edit and writes
 // the file atomically, under a lock beside it so that setup and the app do
 // not lose each other's changes.
 func UpdateRecord(stateDir, agent string, edit func(*Record)) error {
+	if !filepath.IsAbs(stateDir) {
+		return fmt.Errorf("the agent records need an absolute state directory, not %q", stateDir)
+	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", stateDir, err)
 	}

@@ -160,3 +160,15 @@ func TestCheckVersionAndCheckWired(t *testing.T) {
 		t.Errorf("missing codex: %+v %q", f, f.Warning())
 	}
 }
+
+func TestRecordsNeedAbsoluteStateDir(t *testing.T) {
+	if err := UpdateRecord("", Codex, func(*Record) {}); err == nil {
+		t.Error("UpdateRecord with no state directory wrote somewhere")
+	}
+	if _, err := LoadRecords("state"); err == nil {
+		t.Error("LoadRecords read a relative state directory")
+	}
+	if ClaudeAskShowsPrompt("") {
+		t.Error("no state directory: want a denial")
+	}
+}
