@@ -243,6 +243,28 @@ func registerCatalog() {
 		}, values("p s w i q x X W T I O b"))}}
 	})
 
+	register("fd fdfind", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("x|exec|X|exec-batch", reqArg, "runs a command for every file it finds"),
+		}, values("e|extension t|type E|exclude d|max-depth min-depth exact-depth S|size changed-within changed-before o|owner c|color j|threads base-directory path-separator search-path ignore-file max-results"))}}
+	})
+	register("ag", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("pager", reqArg, "runs a program as the pager"),
+		}, values("A|after B|before C|context G|file-search-regex m|max-count depth ignore ignore-dir path-to-ignore workers"))}}
+	})
+	register("base64 gbase64", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("o|output", reqArg, "writes to a file anywhere (BSD base64)"),
+		}, values("i|input w|wrap b|break"))}}
+	})
+	register("tree", func() *program {
+		return &program{cmd: &command{opts: join([]option{
+			opt("o", reqArg, "writes the listing to a file anywhere"),
+		}, values("L P I H T timefmt charset filelimit sort"))}}
+	})
+	register("javac", func() *program { return &program{launcher: runsProject, cmd: &command{check: javacCheck}} })
+
 	register("socat", func() *program {
 		return &program{cmd: &command{check: socatCheck}}
 	})
@@ -436,6 +458,29 @@ func sshCheck(g *guardRun, pc *parsedCmd) {
 		}
 		if why := sshOptions[strings.ToLower(key)]; why != "" {
 			g.add(o.at, o.valueAt, "sets "+key+", which "+why)
+		}
+	}
+}
+
+// javacCheck reports javac options that run code while compiling:
+// annotation processors (-processor, -processorpath, --processor-path,
+// --processor-module-path), compiler plugins (-Xplugin:, --plugin) and
+// options passed to the JVM running javac (-J…, such as -J-javaagent:).
+func javacCheck(g *guardRun, pc *parsedCmd) {
+	for i := pc.prog + 1; i < len(pc.argv); i++ {
+		a := pc.argv[i]
+		switch {
+		case a == "-processor" || a == "-processorpath" || a == "--processor-path" || a == "--processor-module-path" || a == "--plugin":
+			v := -1
+			if i+1 < len(pc.argv) {
+				v = i + 1
+			}
+			g.add(i, v, "loads and runs annotation processors or compiler plugins while compiling")
+			i++
+		case strings.HasPrefix(a, "--processor-path=") || strings.HasPrefix(a, "--processor-module-path=") || strings.HasPrefix(a, "-Xplugin"):
+			g.add(i, -1, "loads and runs annotation processors or compiler plugins while compiling")
+		case strings.HasPrefix(a, "-J"):
+			g.add(i, -1, "passes an option to the Java VM that runs the compiler (-J-javaagent: loads code)")
 		}
 	}
 }
