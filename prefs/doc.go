@@ -14,10 +14,15 @@
 // another program or work on another directory, when a wrapper hides the
 // command, or when the git repository it works on is configured to run a
 // program; the catalog it reads is one list with the launchers of SPEC §3
-// (programs.go). docs/allow-lists.md describes both for the people who
-// edit rules.
+// (programs.go). Grants are a person's temporary permissions ("for 15
+// minutes", "until agentgate quits"), bound to a project, a provider and
+// the program's file, kept in the state directory and honoured by every
+// host; an Instance is the running app they may last for. CoveringRule
+// finds the rule that makes another redundant. docs/allow-lists.md
+// describes all of it for the people who edit rules.
 //
 // prefs imports no other agentgate package but the leaves exec/display
-// (the display form of findings) and exec/envrisk (the variables that
-// steer programs).
+// (the display form of findings and grants), exec/envrisk (the variables
+// that steer programs) and exec/procspec (the identity of a program's
+// file, which a grant is bound to).
 package prefs
