@@ -58,7 +58,9 @@ func TestWatchSeesHandEdits(t *testing.T) {
 
 	// Rename-replace of the global list.
 	replaceByRename(t, p.GlobalFile(), "ls\ngit status\n")
-	eventually(t, "rename-replace edit of the global list", func() bool { return s.Decide(Query{Argv: []string{"git", "status"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
+	eventually(t, "rename-replace edit of the global list", func() bool {
+		return s.Decide(Query{Argv: []string{"git", "status"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed
+	})
 
 	// In-place write (truncate and write) of the global list.
 	if err := os.WriteFile(p.GlobalFile(), []byte("pwd\n"), 0o600); err != nil {
@@ -71,7 +73,9 @@ func TestWatchSeesHandEdits(t *testing.T) {
 	// A provider list created after watching began.
 	prov, _ := p.ProviderFile("codex")
 	writeFile(t, prov, "cargo test\n")
-	eventually(t, "new provider list", func() bool { return s.Decide(Query{Argv: []string{"cargo", "test"}, Provider: "codex", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
+	eventually(t, "new provider list", func() bool {
+		return s.Decide(Query{Argv: []string{"cargo", "test"}, Provider: "codex", ProjectRoot: "", Dir: os.TempDir()}).Allowed
+	})
 
 	// A project list created (directory and all) after watching began, then
 	// confirmed by another process through trust.json.
@@ -87,13 +91,17 @@ func TestWatchSeesHandEdits(t *testing.T) {
 	if err := other.Trust(root); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "trust confirmed by another process", func() bool { return s.Decide(Query{Argv: []string{"make"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed })
+	eventually(t, "trust confirmed by another process", func() bool {
+		return s.Decide(Query{Argv: []string{"make"}, Provider: "", ProjectRoot: root, Dir: os.TempDir()}).Allowed
+	})
 
 	// Removing the file removes its rules.
 	if err := os.Remove(p.GlobalFile()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "deleted global list", func() bool { return !s.Decide(Query{Argv: []string{"pwd"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
+	eventually(t, "deleted global list", func() bool {
+		return !s.Decide(Query{Argv: []string{"pwd"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed
+	})
 
 	cancel()
 	eventually(t, "watch to stop", func() bool {
@@ -127,7 +135,9 @@ func TestReloadNeverEmpty(t *testing.T) {
 	for {
 		select {
 		case <-done:
-			eventually(t, "last edit", func() bool { return s.Decide(Query{Argv: []string{"rule99"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed })
+			eventually(t, "last edit", func() bool {
+				return s.Decide(Query{Argv: []string{"rule99"}, Provider: "", ProjectRoot: "", Dir: os.TempDir()}).Allowed
+			})
 			if checks == 0 {
 				t.Fatal("no decision was checked")
 			}
