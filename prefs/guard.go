@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/envrisk"
@@ -90,7 +91,9 @@ func FindingsText(fs []Finding) string {
 // program receives (the hook's shell words are resolved by
 // shellword.AgentCommand first).
 func Guard(argv []string, ruleLen int, dir string) []Finding {
-	g := guardRun{argv: argv}
+	g := guardPool.Get().(*guardRun)
+	defer g.release()
+	g.argv = argv
 	g.command(0)
 	if g.git != nil {
 		g.findings = append(g.findings, gitRepoFindingsFor(g.git, dir)...)
@@ -112,6 +115,34 @@ func Guard(argv []string, ruleLen int, dir string) []Finding {
 	return kept
 }
 
+// guardPool keeps guardRuns between Guard calls: Guard runs on every
+// decision, and a decision that allocates makes the garbage collector
+// mark the whole rule set (100,000 rules) the more often.
+var guardPool = sync.Pool{New: func() any { return &guardRun{} }}
+
+// newParsed lends a parsedCmd for argv with its program at prog, empty.
+func (g *guardRun) newParsed(argv []string, prog int) *parsedCmd {
+	if g.used == len(g.parsed) {
+		g.parsed = append(g.parsed, &parsedCmd{})
+	}
+	pc := g.parsed[g.used]
+	g.used++
+	*pc = parsedCmd{argv: argv, prog: prog, end: len(argv), opts: pc.opts[:0], operands: pc.operands[:0]}
+	return pc
+}
+
+// release empties g (keeping its slices' storage) and returns it to
+// guardPool.
+func (g *guardRun) release() {
+	for _, pc := range g.parsed[:g.used] {
+		pc.argv, pc.sub, pc.subCmd = nil, nil, nil
+		clear(pc.opts)
+	}
+	g.argv, g.git, g.used = nil, nil, 0
+	g.findings, g.wrappers = g.findings[:0], g.wrappers[:0]
+	guardPool.Put(g)
+}
+
 // guardRun is one Guard call in progress.
 type guardRun struct {
 	// argv is the command.
@@ -123,6 +154,10 @@ type guardRun struct {
 	// git is the git command read, when the command (after its wrappers)
 	// is git: its repository's configuration is checked too.
 	git *parsedCmd
+	// parsed are the parsedCmds lent so far (reused across calls); used
+	// counts those lent in this call.
+	parsed []*parsedCmd
+	used   int
 }
 
 // wrapperSpan is one wrapper in argv.
@@ -163,7 +198,7 @@ func (g *guardRun) command(start int) {
 	if p.cmd == nil {
 		return
 	}
-	pc := p.cmd.parse(g.argv, start+1)
+	pc := p.cmd.parse(g, g.argv, start+1)
 	g.check(pc, p.cmd)
 	if p == catalog["git"]() {
 		g.git = pc
@@ -232,7 +267,7 @@ func (g *guardRun) check(pc *parsedCmd, c *command) {
 // in its place.
 func (g *guardRun) wrapped(start int, p *program) {
 	w := p.wrapper
-	pc := p.cmd.parse(g.argv, start+1)
+	pc := p.cmd.parse(g, g.argv, start+1)
 	g.check(pc, p.cmd)
 	for _, o := range pc.opts {
 		if o.opt != nil && o.opt.noRun {

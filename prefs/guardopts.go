@@ -193,16 +193,16 @@ func (pc *parsedCmd) has(names ...string) bool {
 	return false
 }
 
-// parse reads argv[from:] with c's options.
-func (c *command) parse(argv []string, from int) *parsedCmd {
-	pc := &parsedCmd{argv: argv, prog: from - 1, end: len(argv)}
-	c.parseInto(pc, argv, from, nil)
+// parse reads argv[from:] with c's options, into a parsedCmd g lends.
+func (c *command) parse(g *guardRun, argv []string, from int) *parsedCmd {
+	pc := g.newParsed(argv, from-1)
+	c.parseInto(g, pc, argv, from, nil)
 	return pc
 }
 
 // parseInto reads argv[from:] into pc; outer, if set, is the program whose
 // options the subcommand inherits.
-func (c *command) parseInto(pc *parsedCmd, argv []string, from int, outer *command) {
+func (c *command) parseInto(g *guardRun, pc *parsedCmd, argv []string, from int, outer *command) {
 	c.index()
 	endOfOpts := false
 	for i := from; i < len(argv); i++ {
@@ -214,12 +214,12 @@ func (c *command) parseInto(pc *parsedCmd, argv []string, from int, outer *comma
 						s = c.subs["*"]
 					}
 					pc.operands = append(pc.operands, i)
-					sub := &parsedCmd{argv: argv, prog: i, end: len(argv)}
+					sub := g.newParsed(argv, i)
 					var inherit *command
 					if c.inherit {
 						inherit = c
 					}
-					s.parseInto(sub, argv, i+1, inherit)
+					s.parseInto(g, sub, argv, i+1, inherit)
 					pc.sub, pc.subCmd = sub, s
 					return
 				}
