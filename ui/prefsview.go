@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/ui/model"
 )
@@ -301,7 +302,7 @@ func (v *prefsView) onAdd() {
 	}
 	v.input.SetText("")
 	v.reload()
-	setOptional(v.status, "Added "+prefs.FormatList(r.Tokens)+" at line "+strconv.Itoa(r.Line)+".")
+	setOptional(v.status, "Added "+display.Text(prefs.FormatList(r.Tokens))+" at line "+strconv.Itoa(r.Line)+".")
 }
 
 // onRemove removes the selected rule.
@@ -315,7 +316,7 @@ func (v *prefsView) onRemove() {
 		return
 	}
 	v.reload()
-	setOptional(v.status, "Removed "+prefs.FormatList(r.Tokens)+".")
+	setOptional(v.status, "Removed "+display.Text(prefs.FormatList(r.Tokens))+".")
 }
 
 // onOpen opens the scope's file in the system editor, creating an empty

@@ -184,7 +184,8 @@ func (m *AllowedModel) View(s ScopeRef) (View, error) {
 type Draft struct {
 	// Tokens are the parsed shell words.
 	Tokens []string
-	// Line is the exact Tcl list line that will be written.
+	// Line is the exact Tcl list line that will be written, with control
+	// and invisible characters shown escaped (display.Text).
 	Line string
 	// Preview is the rule preview text (see PreviewText).
 	Preview string
@@ -201,7 +202,7 @@ func (m *AllowedModel) Draft(s ScopeRef, typed string) (Draft, error) {
 	if err != nil {
 		return Draft{}, err
 	}
-	d := Draft{Tokens: tokens, Line: prefs.FormatList(tokens)}
+	d := Draft{Tokens: tokens, Line: display.Text(prefs.FormatList(tokens))}
 	var past []prefs.PastCommand
 	if m.Past != nil {
 		past = m.Past()
