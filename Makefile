@@ -17,6 +17,10 @@ BIN      := bin/agentgate
 # The lean hook and MCP executables (see ARCHITECTURE.md): static, no Fyne, no cgo.
 HOOKBIN  := bin/agentgate-hook
 MCPBIN   := bin/agentgate-mcp
+# The confinement shim (Linux; docs/lifetime.md): a small static C program
+# that applies a run's confinement between fork and exec.
+SHIMBIN  := bin/agentgate-shim
+CC       ?= cc
 export LANG := C.UTF-8
 # The version lives in one place, FyneApp.toml; the commit comes from git.
 VERSION  := $(shell awk -F'"' '/^\[/{s=$$0} s=="[Details]" && /^Version[ \t]*=/{print $$2; exit}' FyneApp.toml)
@@ -39,6 +43,7 @@ build: deps
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(HOOKBIN) ./cmd/agentgate-hook
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(MCPBIN) ./cmd/agentgate-mcp
+	if [ "$$(uname -s)" = Linux ]; then $(CC) -static -O2 -Wall -Wextra -o $(SHIMBIN) cmd/agentgate-shim/shim.c; fi
 
 run: build
 	@scripts/run.sh $(BIN)

@@ -105,4 +105,9 @@ type Answer struct {
 	Message string
 	// By names where the person answered: "card", "terminal", "script", …
 	By string
+	// WithoutWriteConfinement approves this one run without write
+	// confinement (its writes are not restricted; scoping, network and
+	// lifetime hold). Only the desktop card offers it, for one run at a
+	// time; rules and grants never carry it.
+	WithoutWriteConfinement bool
 }

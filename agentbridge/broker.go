@@ -594,7 +594,8 @@ func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings
 		if testHookAnswered != nil {
 			testHookAnswered(t.id)
 		}
-		if err := b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionApproved, By: r.ans.By, Message: r.ans.Message}, t)); err != nil {
+		if err := b.record(s, bound(audit.Entry{Kind: audit.KindDecision, RunID: t.id, Decision: audit.DecisionApproved, By: r.ans.By, Message: r.ans.Message,
+			WithoutWriteConfinement: r.ans.WithoutWriteConfinement}, t)); err != nil {
 			// An approval that cannot be recorded is not acted on: the gate
 			// that cannot record refuses (Config.Audit).
 			b.mu.Lock()
@@ -674,7 +675,8 @@ func (b *Broker) admit(t *ticket, settings prefs.Settings) *wire.Error {
 func (b *Broker) start(t *ticket) *wire.Error {
 	s := t.session
 	cmd := t.req.Command
-	run, err := b.cfg.Executor.Start(cmd, exec.Meta{ID: t.id, Provider: s.Provider, Client: s.Client, Session: s.ID, Project: s.ProjectRoot})
+	run, err := b.cfg.Executor.Start(cmd, exec.Meta{ID: t.id, Provider: s.Provider, Client: s.Client, Session: s.ID, Project: s.ProjectRoot,
+		WithoutWriteConfinement: t.answer.Approved && t.answer.WithoutWriteConfinement})
 	if run == nil {
 		b.releaseSlot()
 		werr := wire.Refuse(wire.RefuseInternal, "the executor could not take the run: "+errString(err))
@@ -709,7 +711,8 @@ func (b *Broker) start(t *ticket) *wire.Error {
 		// Audited here, off the agent's reply path (the decision before
 		// the start is already durable), and always before the run's end;
 		// both are synced soon, not at once (recordSoon).
-		b.recordSoon(s, audit.Entry{Kind: audit.KindRunStart, RunID: t.id, PID: rec.PID, Argv: cmd.Argv, Executable: cmd.Executable, Cwd: cmd.Dir, TimeoutMS: cmd.Timeout.Milliseconds()})
+		b.recordSoon(s, audit.Entry{Kind: audit.KindRunStart, RunID: t.id, PID: rec.PID, Argv: cmd.Argv, Executable: cmd.Executable, Cwd: cmd.Dir, TimeoutMS: cmd.Timeout.Milliseconds(),
+			Confinement: rec.Confinement})
 		<-run.Done()
 		b.runEnded(t)
 	}()
@@ -721,7 +724,8 @@ func (b *Broker) start(t *ticket) *wire.Error {
 func (b *Broker) runEnded(t *ticket) {
 	rec := t.run.Record()
 	e := audit.Entry{Kind: audit.KindRunEnd, RunID: t.id, State: string(rec.State), ExitCode: rec.ExitCode,
-		StdoutBytes: rec.StdoutBytes, StderrBytes: rec.StderrBytes, Changes: rec.Changes, Error: rec.Error, Message: rec.CancelledBy}
+		StdoutBytes: rec.StdoutBytes, StderrBytes: rec.StderrBytes, Changes: rec.Changes, Error: rec.Error, Message: rec.CancelledBy,
+		ProtectedChanged: rec.ProtectedChanged}
 	if !rec.EndedAt.IsZero() && !rec.StartedAt.IsZero() {
 		e.DurationMS = rec.EndedAt.Sub(rec.StartedAt).Milliseconds()
 	}

@@ -59,6 +59,10 @@ type Config struct {
 	// changes.Client of the keeper process); nil makes none (Record.Changes
 	// stays nil).
 	Changes changes.Tracker
+	// Confine configures write confinement (Linux; docs/lifetime.md); the
+	// zero value confines with the default settings, the shim beside the
+	// running executable, and nothing extra protected or hidden.
+	Confine ConfineConfig
 }
 
 // Meta says who asked for a run; it is recorded, not interpreted.
@@ -75,6 +79,11 @@ type Meta struct {
 	Session string
 	// Project is the project the session declared.
 	Project string
+	// WithoutWriteConfinement is a person's one-time approval of this run
+	// without write confinement (on the card, never by a rule or grant):
+	// the run's writes are not restricted, everything else of its
+	// confinement (scoping, network, lifetime) holds.
+	WithoutWriteConfinement bool
 }
 
 // Executor starts validated commands and keeps their runs. It is safe for
@@ -100,6 +109,13 @@ type Executor struct {
 	// stopGen counts CancelAll calls and cancelling those in progress: a
 	// Start that overlapped any CancelAll cancels its own run (see Start).
 	stopGen, cancelling atomic.Int64
+	// capsOnce guards caps, what this machine offers for confinement,
+	// probed by the first run that needs it.
+	capsOnce sync.Once
+	// caps is set by capsOnce.
+	caps *confineCaps
+	// tmps makes and removes the runs' private temporary directories.
+	tmps tmpDirs
 }
 
 // New returns an Executor writing its runs under cfg.StateDir. It creates
@@ -157,6 +173,9 @@ type Run struct {
 	ended bool
 	// rec is the run's record; output counters are filled in by Record.
 	rec Record
+	// plan is how the run is confined; set by Start before the process
+	// starts, read by supervise after it ended.
+	plan *confinePlan
 }
 
 // Start starts cmd and returns at once with its Run in state running. The
@@ -227,6 +246,22 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	if testHookVerified != nil {
 		testHookVerified()
 	}
+	plan, ref := e.confine(cmd, meta)
+	if ref != nil {
+		return r, r.failStart(ref.Code, ref.Message)
+	}
+	r.plan = plan
+	r.mu.Lock()
+	r.rec.Confinement = &plan.info
+	r.mu.Unlock()
+	defer plan.release() // the supervisor holds its own copies once Start returns
+	if plan.checked != nil {
+		plan.before = fingerprintProtected(plan.checked)
+	}
+	env := e.cfg.Env
+	if plan.tmpDir != "" {
+		env = withTMPDIR(env, plan.tmpDir)
+	}
 	pipes, err := openRunPipes(cmd.Stdin)
 	if err != nil {
 		return r, r.failStart(CodeFailedToStart, fmt.Sprintf("could not create the run's pipes: %v", err))
@@ -244,7 +279,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 		mark = e.cfg.Changes.Begin(cmd.ProjectRoot, cmd.Dir)
 	}
 	p, err := startProc(procspec.Spec{
-		Path: cmd.Executable, Args: cmd.Argv, Dir: cmd.Dir, Env: e.cfg.Env,
+		Path: cmd.Executable, Args: cmd.Argv, Dir: cmd.Dir, Env: env, Sandbox: plan.sandbox,
 		Stdin: pipes.childStdin, Stdout: pipes.childStdout, Stderr: pipes.childStderr,
 		Grace: e.cfg.Grace, Timeout: cmd.Timeout,
 		DirFD: dirF, ProgramID: &cmd.ProgramID,
@@ -297,6 +332,7 @@ func (r *Run) failStart(code, msg string) error {
 // its error, and closes Done. It returns a *Refusal with code, or nil when
 // code is empty (a cancelled run is not a failure).
 func (r *Run) endUnstarted(state State, code, msg string) error {
+	r.plan.finish(r.cmd.ProjectRoot, &r.e.tmps)
 	r.mu.Lock()
 	r.rec.State = state
 	r.rec.Error = msg
@@ -367,9 +403,11 @@ func (r *Run) supervise(pipes *runPipes, mark changes.Mark) {
 	<-pumped
 	<-pumped
 	pipes.closeParentEnds()
+	protectedChanged := r.plan.finish(r.cmd.ProjectRoot, &r.e.tmps)
 
 	r.mu.Lock()
 	r.cmd.Stdin = nil
+	r.rec.ProtectedChanged = protectedChanged
 	r.rec.EndedAt = time.Now().UTC()
 	r.rec.ChangesPending = mark != nil
 	r.rec.Signal = status.Signal
@@ -572,13 +610,15 @@ func (e *Executor) Forget(id string) bool {
 }
 
 // Flush blocks until every change summary being made is in its record
-// (bounded by the tracker's own limits) and every run record changed so far
-// is durably on disk. Hosts call it before they exit, and anyone who reads
+// (bounded by the tracker's own limits), every run record changed so far
+// is durably on disk, and the private temporary directories of the runs
+// that ended are removed (with the spare made ahead). Hosts call it before they exit, and anyone who reads
 // records from disk (ListRecords) right after a run ended and needs its
 // final state there.
 func (e *Executor) Flush() {
 	e.summaries.Wait()
 	e.records.flush()
+	e.tmps.flush()
 }
 
 // CancelAll cancels every running run of this Executor, including runs

@@ -44,6 +44,8 @@ func helperArgv(t testing.TB, verb string, args ...string) []string {
 //	host STATE ROOT PIDFILE  an executor host: runs "spawn PIDFILE sleep" in
 //	                       project ROOT with state in STATE, then sleeps
 //	                       until killed (the host's death ends the run)
+//	ptrace PID             attaches to PID with ptrace (Linux) and prints
+//	                       "attached" (exit 0) or "denied: ERROR" (exit 1)
 //
 // A wrong verb or argument count exits 2 with a message on stderr.
 func runTestHelper(args []string) int {
@@ -131,6 +133,20 @@ func runTestHelper(args []string) int {
 		}
 		e.Flush()
 		return sleepForever()
+	case "ptrace":
+		if len(args) != 1 {
+			return fail("usage: ptrace PID")
+		}
+		pid, err := strconv.Atoi(args[0])
+		if err != nil {
+			return fail("ptrace pid %q: %v", args[0], err)
+		}
+		if err := ptraceAttach(pid); err != nil {
+			fmt.Println("denied:", err)
+			return 1
+		}
+		fmt.Println("attached")
+		return 0
 	default:
 		return fail("unknown verb %q", verb)
 	}

@@ -60,6 +60,16 @@ type Record struct {
 	// when the canceller said so (Run.CancelBecause): "the agent's
 	// connection closed", "the person", …; empty otherwise.
 	CancelledBy string `json:"cancelled_by,omitempty"`
+	// Confinement is how the run was confined (what it could write, the
+	// network, …, or why its writes were not confined); nil for a run that
+	// never got as far, and in records written before confinement existed.
+	Confinement *runinfo.Confinement `json:"confinement,omitempty"`
+	// ProtectedChanged lists what changed during the run among the files
+	// that steer agents and tools in the project (ProjectProtectedPaths):
+	// "created .claude/settings.json", "changed .git/config". Not
+	// necessarily the run's doing (anything may write there meanwhile),
+	// but always reported loudly. Empty when nothing changed.
+	ProtectedChanged []string `json:"protected_changed,omitempty"`
 	// TimeoutMS is the run's timeout in milliseconds.
 	TimeoutMS int64 `json:"timeout_ms"`
 	// StartedAt is when the run was started.

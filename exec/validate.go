@@ -52,6 +52,10 @@ const (
 	// checked (device, inode, size, times; content for a program inside the
 	// project). Refused by Executor.Start, even after approval.
 	CodeProgramChanged = "program_changed"
+	// CodeConfinementUnavailable: require_confinement is set and the run's
+	// writes could not be confined (no Landlock, no shim, not Linux).
+	// Refused by Executor.Start; nothing ran.
+	CodeConfinementUnavailable = "confinement_unavailable"
 	// CodeFailedToStart: Executor.Start could not launch the process.
 	CodeFailedToStart = "failed_to_start"
 	// CodeContainmentFailed: Executor.Start could not set up the platform's

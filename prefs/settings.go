@@ -72,6 +72,36 @@ type Settings struct {
 	// nothing and has nothing pending for this long. Default 10m, range 10s
 	// to 24h.
 	IdleTimeout time.Duration
+	// WritablePaths ("writable_paths") are the paths a run may write besides
+	// the project, its private TMPDIR and the user's cache directory
+	// (Linux; docs/lifetime.md). Each is absolute or starts with "~/" (the
+	// home directory). Default DefaultWritablePaths: the common toolchains'
+	// caches.
+	WritablePaths []string
+	// Network ("network") is "any" (default) or "none": a run then gets no
+	// network (a network namespace with only loopback, or where none can be
+	// made, Landlock's TCP rules: TCP only).
+	Network string
+	// RequireConfinement ("require_confinement") refuses a run whose writes
+	// cannot be confined (no Landlock, no shim, not Linux) instead of
+	// running it unconfined. Default false.
+	RequireConfinement bool
+}
+
+// DefaultWritablePaths are the common toolchains' caches outside the user's
+// cache directory, writable by runs unless writable_paths says otherwise:
+// the subdirectories that hold downloads, not the toolchains'
+// configuration or installed programs (~/.cargo/bin, ~/.gradle/init.d and
+// ~/.m2/settings.xml stay read-only). docs/lifetime.md lists them.
+var DefaultWritablePaths = []string{
+	"~/go/pkg/mod",
+	"~/.npm",
+	"~/.cargo/registry", "~/.cargo/git", "~/.cargo/.package-cache", "~/.cargo/.global-cache",
+	"~/.m2/repository",
+	"~/.gradle/caches", "~/.gradle/wrapper", "~/.gradle/daemon", "~/.gradle/native",
+	"~/.yarn/berry/cache",
+	"~/.bun/install/cache",
+	"~/.local/share/pnpm/store",
 }
 
 // DefaultSettings returns the settings used when the file or a key is
@@ -91,6 +121,9 @@ func DefaultSettings() Settings {
 		OutputMaxBytes:       64 << 20,
 		MaxConnections:       64,
 		IdleTimeout:          10 * time.Minute,
+		WritablePaths:        slices.Clone(DefaultWritablePaths),
+		Network:              "any",
+		RequireConfinement:   false,
 	}
 }
 
@@ -99,27 +132,34 @@ func DefaultSettings() Settings {
 type settingField struct {
 	// key is the JSON key.
 	key string
-	// ptr returns the field in s: a *time.Duration, *int or *int64.
+	// ptr returns the field in s: a *time.Duration, *int, *int64, *bool,
+	// *string (one of choices) or *[]string (paths: absolute or "~/…").
 	ptr func(s *Settings) any
-	// min and max bound the value (nanoseconds for durations).
+	// min and max bound the value (nanoseconds for durations); unused for
+	// booleans, strings and paths.
 	min, max int64
+	// choices are a *string field's allowed values.
+	choices []string
 }
 
 // settingFields lists every key, in the order SaveSettings writes them.
 var settingFields = []settingField{
-	{"default_timeout", func(s *Settings) any { return &s.DefaultTimeout }, int64(time.Second), int64(600 * time.Second)},
-	{"approval_expiry", func(s *Settings) any { return &s.ApprovalExpiry }, int64(10 * time.Second), int64(24 * time.Hour)},
-	{"max_concurrent_runs", func(s *Settings) any { return &s.MaxConcurrentRuns }, 1, 256},
-	{"max_pending_per_session", func(s *Settings) any { return &s.MaxPendingPerSession }, 1, 1000},
-	{"grace", func(s *Settings) any { return &s.Grace }, int64(100 * time.Millisecond), int64(60 * time.Second)},
-	{"retain_runs", func(s *Settings) any { return &s.RetainRuns }, 10, 100000},
-	{"history_span", func(s *Settings) any { return &s.HistorySpan }, int64(24 * time.Hour), int64(87600 * time.Hour)},
-	{"audit_max_bytes", func(s *Settings) any { return &s.AuditMaxBytes }, 1 << 20, 1 << 30},
-	{"audit_max_total_bytes", func(s *Settings) any { return &s.AuditMaxTotalBytes }, 8 << 20, 64 << 30},
-	{"runs_max_total_bytes", func(s *Settings) any { return &s.RunsMaxTotalBytes }, 64 << 20, 1 << 40},
-	{"output_max_bytes", func(s *Settings) any { return &s.OutputMaxBytes }, 1 << 20, 1 << 30},
-	{"max_connections", func(s *Settings) any { return &s.MaxConnections }, 1, 1024},
-	{"idle_timeout", func(s *Settings) any { return &s.IdleTimeout }, int64(10 * time.Second), int64(24 * time.Hour)},
+	{"default_timeout", func(s *Settings) any { return &s.DefaultTimeout }, int64(time.Second), int64(600 * time.Second), nil},
+	{"approval_expiry", func(s *Settings) any { return &s.ApprovalExpiry }, int64(10 * time.Second), int64(24 * time.Hour), nil},
+	{"max_concurrent_runs", func(s *Settings) any { return &s.MaxConcurrentRuns }, 1, 256, nil},
+	{"max_pending_per_session", func(s *Settings) any { return &s.MaxPendingPerSession }, 1, 1000, nil},
+	{"grace", func(s *Settings) any { return &s.Grace }, int64(100 * time.Millisecond), int64(60 * time.Second), nil},
+	{"retain_runs", func(s *Settings) any { return &s.RetainRuns }, 10, 100000, nil},
+	{"history_span", func(s *Settings) any { return &s.HistorySpan }, int64(24 * time.Hour), int64(87600 * time.Hour), nil},
+	{"audit_max_bytes", func(s *Settings) any { return &s.AuditMaxBytes }, 1 << 20, 1 << 30, nil},
+	{"audit_max_total_bytes", func(s *Settings) any { return &s.AuditMaxTotalBytes }, 8 << 20, 64 << 30, nil},
+	{"runs_max_total_bytes", func(s *Settings) any { return &s.RunsMaxTotalBytes }, 64 << 20, 1 << 40, nil},
+	{"output_max_bytes", func(s *Settings) any { return &s.OutputMaxBytes }, 1 << 20, 1 << 30, nil},
+	{"max_connections", func(s *Settings) any { return &s.MaxConnections }, 1, 1024, nil},
+	{"idle_timeout", func(s *Settings) any { return &s.IdleTimeout }, int64(10 * time.Second), int64(24 * time.Hour), nil},
+	{"writable_paths", func(s *Settings) any { return &s.WritablePaths }, 0, 0, nil},
+	{"network", func(s *Settings) any { return &s.Network }, 0, 0, []string{"any", "none"}},
+	{"require_confinement", func(s *Settings) any { return &s.RequireConfinement }, 0, 0, nil},
 }
 
 // rangeText describes the allowed values of f.
@@ -127,6 +167,12 @@ func (f settingField) rangeText(s *Settings) string {
 	switch f.ptr(s).(type) {
 	case *time.Duration:
 		return fmt.Sprintf("a duration from %v to %v, written like \"90s\" or \"10m\"", time.Duration(f.min), time.Duration(f.max))
+	case *bool:
+		return "true or false"
+	case *string:
+		return "one of " + strings.Join(f.choices, ", ")
+	case *[]string:
+		return `a list of paths, each absolute or starting with "~/"`
 	}
 	return fmt.Sprintf("a whole number from %d to %d", f.min, f.max)
 }
@@ -142,6 +188,20 @@ func (f settingField) check(s *Settings) error {
 		value, shown = int64(*p), fmt.Sprint(*p)
 	case *int64:
 		value, shown = *p, fmt.Sprint(*p)
+	case *bool:
+		return nil
+	case *string:
+		if !slices.Contains(f.choices, *p) {
+			return fmt.Errorf("%s = %q is not valid: allowed is %s", f.key, *p, f.rangeText(s))
+		}
+		return nil
+	case *[]string:
+		for _, path := range *p {
+			if !strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "~/") || strings.IndexByte(path, 0) >= 0 {
+				return fmt.Errorf("%s entry %q is not valid: allowed is %s", f.key, path, f.rangeText(s))
+			}
+		}
+		return nil
 	}
 	if value < f.min || value > f.max {
 		return fmt.Errorf("%s = %s is out of range: allowed is %s", f.key, shown, f.rangeText(s))
@@ -169,7 +229,7 @@ func (f settingField) decode(raw json.RawMessage, s *Settings) error {
 		if json.Unmarshal(raw, p) != nil {
 			return bad()
 		}
-	case *int64:
+	case *int64, *bool, *string, *[]string:
 		if json.Unmarshal(raw, p) != nil {
 			return bad()
 		}

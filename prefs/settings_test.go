@@ -2,6 +2,7 @@ package prefs
 
 import (
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 
 func TestLoadSettingsDefaultsWhenAbsent(t *testing.T) {
 	s, err := LoadSettings(testPaths(t))
-	if err != nil || s != DefaultSettings() {
+	if err != nil || !reflect.DeepEqual(s, DefaultSettings()) {
 		t.Fatalf("LoadSettings = %+v, %v; want defaults", s, err)
 	}
 	if err := DefaultSettings().Validate(); err != nil {
@@ -24,11 +25,14 @@ func TestSaveLoadSettings(t *testing.T) {
 	want.DefaultTimeout = 90 * time.Second
 	want.MaxConcurrentRuns = 3
 	want.AuditMaxBytes = 2 << 20
+	want.WritablePaths = []string{"~/.npm", "/opt/cache"}
+	want.Network = "none"
+	want.RequireConfinement = true
 	if err := SaveSettings(p, want); err != nil {
 		t.Fatal(err)
 	}
 	got, err := LoadSettings(p)
-	if err != nil || got != want {
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("LoadSettings = %+v, %v; want %+v", got, err, want)
 	}
 	info, err := os.Stat(p.settingsFile())
@@ -40,7 +44,7 @@ func TestSaveLoadSettings(t *testing.T) {
 	if err := SaveSettings(p, bad); err == nil || !strings.Contains(err.Error(), "grace") {
 		t.Fatalf("saving an invalid value: %v", err)
 	}
-	if got, _ := LoadSettings(p); got != want {
+	if got, _ := LoadSettings(p); !reflect.DeepEqual(got, want) {
 		t.Fatal("an invalid save must write nothing")
 	}
 }
@@ -202,5 +206,28 @@ func TestHistorySettings(t *testing.T) {
 	}
 	if text := readFile(t, p.settingsFile()); strings.Contains(text, "audit_keep_files") || strings.Contains(text, "start_at_login") {
 		t.Fatal("a retired key was written")
+	}
+}
+
+// TestConfinementSettingsRefuseBadValues: network is any or none, and every
+// writable path is absolute or starts with "~/".
+func TestConfinementSettingsRefuseBadValues(t *testing.T) {
+	p := testPaths(t)
+	for _, body := range []string{
+		`{"network": "some"}`,
+		`{"network": 1}`,
+		`{"writable_paths": ["relative/path"]}`,
+		`{"writable_paths": "~/.npm"}`,
+		`{"require_confinement": "yes"}`,
+	} {
+		writeFile(t, p.settingsFile(), body)
+		if _, err := LoadSettings(p); err == nil {
+			t.Errorf("settings %s were accepted", body)
+		}
+	}
+	writeFile(t, p.settingsFile(), `{"writable_paths": [], "network": "none"}`)
+	s, err := LoadSettings(p)
+	if err != nil || len(s.WritablePaths) != 0 || s.Network != "none" {
+		t.Errorf("LoadSettings = %+v, %v; want no writable paths and network none", s, err)
 	}
 }

@@ -3,6 +3,7 @@ package prefs
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -13,7 +14,7 @@ func TestSettingsSourceFollowsTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := src.Get(); got != DefaultSettings() {
+	if got := src.Get(); !reflect.DeepEqual(got, DefaultSettings()) {
 		t.Fatalf("no file: got %+v, want the defaults", got)
 	}
 
@@ -60,7 +61,7 @@ func TestSettingsSourceFollowsTheFile(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if got := src.Get(); got != DefaultSettings() {
+	if got := src.Get(); !reflect.DeepEqual(got, DefaultSettings()) {
 		t.Fatalf("file removed: got %+v, want the defaults", got)
 	}
 }
@@ -74,7 +75,7 @@ func TestSettingsSourceBadFileAtStart(t *testing.T) {
 	if err == nil || src.Err() == nil {
 		t.Fatal("a bad file at start reports no error")
 	}
-	if got := src.Get(); got != DefaultSettings() {
+	if got := src.Get(); !reflect.DeepEqual(got, DefaultSettings()) {
 		t.Fatalf("bad file at start: got %+v, want the defaults", got)
 	}
 }

@@ -5,6 +5,7 @@
 #      the .desktop file and the icon are installed; the binary is executable;
 #      the .desktop file passes desktop-file-validate; the icon is a 512 px PNG;
 #      `agentgate --version` prints "agentgate <FyneApp.toml Version> (<commit>)";
+#      agentgate-hook answers; agentgate-shim is static and runs a program;
 #   2. `make uninstall`: all three files are gone;
 #   3. `make user-install` / `make user-uninstall` with HOME in the temporary
 #      directory: the same files under ~/.local, Exec rewritten to the full path.
@@ -54,6 +55,23 @@ check_installed() {
   check_version "$bin"
   check_hook "$1/$2/agentgate-hook"
   check_mcp "$1/$2/agentgate-mcp"
+  check_shim "$1/$2/agentgate-shim"
+}
+
+# check_shim BIN checks the confinement shim: installed, static, and able to
+# execute a program and to set up the namespaces it is asked for (as a
+# non-root user through a user namespace).
+check_shim() {
+  local status=0 ns=(-m -n)
+  if [ ! -x "$1" ]; then fail "no executable agentgate-shim at $1"; return; fi
+  if file "$1" 2>/dev/null | grep -q 'dynamically linked'; then fail "agentgate-shim is dynamically linked; it must be static"; fi
+  [ "$(id -u)" -eq 0 ] || ns+=(-u)
+  timeout 20 "$1" 2 -- /bin/sh sh -c 'exit 7' </dev/null || status=$?
+  if [ "$status" -eq 7 ]; then pass "agentgate-shim executes a program"; else fail "agentgate-shim ran 'exit 7' with status $status"; fi
+  status=0
+  timeout 20 "$1" 2 "${ns[@]}" -P </dev/null || status=$?
+  if [ "$status" -eq 0 ]; then pass "agentgate-shim sets up mount and network namespaces"
+  else echo "package-check: SKIPPED: agentgate-shim could not make namespaces here (status $status); runs fall back to checking protected files"; fi
 }
 
 # check_hook BIN checks the lean hook executable: installed, and answering an
@@ -114,7 +132,7 @@ echo "package-check: system install (DESTDIR=<tmp>/root PREFIX=/usr/local)"
 make -s -C "$pkg" install DESTDIR="$tmp/root" PREFIX=/usr/local
 check_installed "$tmp/root" usr/local/bin usr/local/share usr/local/share/pixmaps
 make -s -C "$pkg" uninstall DESTDIR="$tmp/root" PREFIX=/usr/local
-check_removed "$tmp/root" usr/local/bin/agentgate usr/local/bin/agentgate-hook usr/local/bin/agentgate-mcp "usr/local/share/applications/$app_id.desktop" \
+check_removed "$tmp/root" usr/local/bin/agentgate usr/local/bin/agentgate-hook usr/local/bin/agentgate-mcp usr/local/bin/agentgate-shim "usr/local/share/applications/$app_id.desktop" \
   "usr/local/share/pixmaps/$app_id.png"
 
 echo "package-check: user install (HOME=<tmp>/home)"
@@ -125,7 +143,7 @@ exec_line=$(grep '^Exec=' "$tmp/home/.local/share/applications/$app_id.desktop" 
 if [ "$exec_line" = "Exec=$tmp/home/.local/bin/agentgate" ]; then pass "user desktop file starts the installed binary: $exec_line"
 else fail "user desktop file has \"$exec_line\", expected Exec=$tmp/home/.local/bin/agentgate"; fi
 HOME="$tmp/home" make -s -C "$pkg" user-uninstall
-check_removed "$tmp/home" .local/bin/agentgate .local/bin/agentgate-hook .local/bin/agentgate-mcp ".local/share/applications/$app_id.desktop" \
+check_removed "$tmp/home" .local/bin/agentgate .local/bin/agentgate-hook .local/bin/agentgate-mcp .local/bin/agentgate-shim ".local/share/applications/$app_id.desktop" \
   ".local/share/icons/$app_id.png"
 
 if [ "$failed" -ne 0 ]; then

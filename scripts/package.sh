@@ -74,6 +74,15 @@ for lean in agentgate-hook agentgate-mcp; do
     "$work/x/agentgate/Makefile"
   grep -q "bin/$lean" "$work/x/agentgate/Makefile" || { echo "package: could not add $lean to the archive's Makefile" >&2; exit 1; }
 done
+# The confinement shim (docs/lifetime.md, "Write confinement") is a small
+# static C program; it goes beside agentgate the same way.
+echo "package: adding agentgate-shim"
+"${CC:-cc}" -static -O2 -Wall -Wextra -s -o "$work/x/agentgate/usr/local/bin/agentgate-shim" cmd/agentgate-shim/shim.c
+sed -i \
+  -e 's|^\(\t\)install -Dm00755 usr/local/bin/$(Exec) \(.*\)/bin/$(Exec)$|&\n\1install -Dm00755 usr/local/bin/agentgate-shim \2/bin/agentgate-shim|' \
+  -e 's|^\(\t\)-rm \(.*\)/bin/$(Exec)$|&\n\1-rm \2/bin/agentgate-shim|' \
+  "$work/x/agentgate/Makefile"
+grep -q "bin/agentgate-shim" "$work/x/agentgate/Makefile" || { echo "package: could not add agentgate-shim to the archive's Makefile" >&2; exit 1; }
 
 out="dist/agentgate-$version-linux-$(go env GOARCH).tar.xz"
 tar -cJf "$out" -C "$work/x" agentgate

@@ -74,6 +74,8 @@ var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.D
 //   - the program is no longer the file spec.ProgramID identifies, checked
 //     by the supervisor right before the fork: an error wrapping
 //     procspec.ErrChanged that says what changed;
+//   - spec.Sandbox could not be set up (the shim reported why): an error
+//     wrapping ErrContainment;
 //   - no supervisor could be started or set up (re-exec of the host binary,
 //     prctl; a host that never called MaybeSupervise), or it broke the
 //     protocol: an error wrapping ErrContainment,
@@ -161,6 +163,9 @@ func startReply(spec procspec.Spec, sc *supervisorConn) (p *Process, unread bool
 	case ok && msg.Verb == statusChanged:
 		supervisors.put(sc)
 		return nil, false, fmt.Errorf("start %q: %s: %w", path, msg.Text, procspec.ErrChanged)
+	case ok && msg.Verb == statusConfine:
+		supervisors.put(sc)
+		return nil, false, containmentErr(path, "setting up its confinement", errors.New(msg.Text))
 	}
 	sc.retire()
 	switch {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentgate/agentgate/exec/procspec"
+	"github.com/agentgate/agentgate/internal/asuser"
 	"github.com/agentgate/agentgate/unixpg"
 )
 
@@ -208,6 +209,7 @@ func TestTracedSupervisorIsTakenOver(t *testing.T) {
 		if _, err := waitErr(t, p); err != nil {
 			t.Errorf("Wait after a refused attach: %v", err)
 		}
+		delete(pids, "supervisor") // untouched: back in the pool
 		waitAllDead(t, pids)
 		return
 	}
@@ -245,6 +247,7 @@ exit 0`
 		if _, err := waitErr(t, p); err != nil {
 			t.Errorf("Wait after a refused injection: %v", err)
 		}
+		delete(pids, "supervisor") // untouched: back in the pool
 		waitAllDead(t, pids)
 		return
 	}
@@ -256,4 +259,12 @@ exit 0`
 		t.Errorf("Wait error = %v; want one wrapping ErrContainment that says the supervisor is no longer a subreaper", err)
 	}
 	waitAllDead(t, map[string]int{"supervisor": sup}) // retired, never back in the pool
+}
+
+// TestLifetimeAsUnprivilegedUser runs the attacks on the supervisor and
+// the sandbox tests again as a fresh unprivileged user: root may trace a
+// non-dumpable process, a user may not, and the sandbox needs a user
+// namespace then.
+func TestLifetimeAsUnprivilegedUser(t *testing.T) {
+	asuser.Run(t, "^(TestSupervisorEnforcesDeadline|TestStoppedSupervisorIsTakenOver|TestTracedSupervisorIsTakenOver|TestTamperedSupervisorIsRetired|TestSandbox)")
 }

@@ -33,9 +33,11 @@ import (
 // Supervisor → host (status): for each run, exactly one of "started PID",
 // "refused QUOTED" (containment could not be set up; the supervisor then
 // exits), "execfail ERRNO QUOTED" (the target could not be executed; the
-// supervisor is idle again) or "changed QUOTED" (the program is no longer
+// supervisor is idle again), "changed QUOTED" (the program is no longer
 // the file the host checked, wireSpec.ProgramID; nothing started, the
-// supervisor is idle again) comes first; after "started" exactly one
+// supervisor is idle again) or "confinefail QUOTED" (the run's sandbox
+// could not be set up; nothing started, the supervisor is idle again)
+// comes first; after "started" exactly one
 // "end JSON" (an endReport) follows once nothing of the tree is left: how
 // the leader ended, whether the run's deadline ended the tree, and whether
 // the supervisor's check of itself after the run found anything off (then
@@ -54,12 +56,18 @@ const (
 // stdout and stderr, in that order; wireSpec.Extra's follow.
 const runFDs = 3
 
-// extraDir names, in wireSpec.Extra, the run's working directory handle
-// (Spec.DirFD).
-const extraDir = "dir"
+// Names of the descriptors wireSpec.Extra lists.
+const (
+	// extraDir is the run's working directory handle (Spec.DirFD).
+	extraDir = "dir"
+	// extraShim is the confinement shim executable (Sandbox.Shim).
+	extraShim = "shim"
+	// extraRuleset is the Landlock ruleset (Sandbox.Ruleset).
+	extraRuleset = "ruleset"
+)
 
 // knownExtras are the names wireSpec.Extra may hold.
-var knownExtras = []string{extraDir}
+var knownExtras = []string{extraDir, extraShim, extraRuleset}
 
 // Status line verbs.
 const (
@@ -67,6 +75,7 @@ const (
 	statusRefused  = "refused"
 	statusExecFail = "execfail"
 	statusChanged  = "changed"
+	statusConfine  = "confinefail"
 	statusEnd      = "end"
 	statusPong     = "pong"
 )
@@ -94,6 +103,22 @@ type wireSpec struct {
 	// ProgramID is Spec.ProgramID: the supervisor checks the file at Path
 	// against it right before it executes it.
 	ProgramID *procspec.FileID `json:"program_id,omitempty"`
+	// Sandbox is Spec.Sandbox without its files (which are Extra "shim"
+	// and "ruleset"); nil for none.
+	Sandbox *wireSandbox `json:"sandbox,omitempty"`
+}
+
+// wireSandbox is the part of a procspec.Sandbox that is not a file.
+type wireSandbox struct {
+	// RulesetFlags is Sandbox.RulesetFlags.
+	RulesetFlags uint32 `json:"ruleset_flags,omitempty"`
+	// UserNS, MountNS and NetNS are the Sandbox's namespaces.
+	UserNS  bool `json:"userns,omitempty"`
+	MountNS bool `json:"mountns,omitempty"`
+	NetNS   bool `json:"netns,omitempty"`
+	// ReadOnly and Hide are the Sandbox's mounts.
+	ReadOnly []string `json:"read_only,omitempty"`
+	Hide     []string `json:"hide,omitempty"`
 }
 
 // extraFiles returns the names and the files of spec's extra descriptors,
@@ -101,6 +126,12 @@ type wireSpec struct {
 func extraFiles(spec procspec.Spec) (names []string, files []*os.File) {
 	if spec.DirFD != nil {
 		names, files = append(names, extraDir), append(files, spec.DirFD)
+	}
+	if sb := spec.Sandbox; sb != nil {
+		names, files = append(names, extraShim), append(files, sb.Shim)
+		if sb.Ruleset != nil {
+			names, files = append(names, extraRuleset), append(files, sb.Ruleset)
+		}
 	}
 	return names, files
 }
@@ -110,8 +141,13 @@ func extraFiles(spec procspec.Spec) (names []string, files []*os.File) {
 func encodeRunLine(spec procspec.Spec) ([]byte, error) {
 	grace := effectiveGrace(spec.Grace)
 	extra, _ := extraFiles(spec)
-	b, err := json.Marshal(wireSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
-		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0)), Extra: extra, ProgramID: spec.ProgramID})
+	ws := wireSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
+		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0)), Extra: extra, ProgramID: spec.ProgramID}
+	if sb := spec.Sandbox; sb != nil {
+		ws.Sandbox = &wireSandbox{RulesetFlags: sb.RulesetFlags, UserNS: sb.UserNS, MountNS: sb.MountNS, NetNS: sb.NetNS,
+			ReadOnly: sb.ReadOnly, Hide: sb.Hide}
+	}
+	b, err := json.Marshal(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +198,16 @@ func decodeWireSpec(line []byte) (wireSpec, error) {
 			return ws, fmt.Errorf("run description from the host names an unknown or repeated descriptor %q", name)
 		}
 	}
+	if (ws.Sandbox != nil) != slices.Contains(ws.Extra, extraShim) {
+		return ws, fmt.Errorf("run description from the host has a sandbox without its shim, or a shim without a sandbox")
+	}
+	if ws.Sandbox != nil {
+		for _, p := range append(slices.Clone(ws.Sandbox.ReadOnly), ws.Sandbox.Hide...) {
+			if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 {
+				return ws, fmt.Errorf("run description from the host has a sandbox path that is not absolute: %q", p)
+			}
+		}
+	}
 	return ws, nil
 }
 
@@ -200,7 +246,7 @@ type endReport struct {
 // written with strconv.Quote so that it can hold any byte, newlines included.
 func formatStatus(msg statusMsg) string {
 	switch msg.Verb {
-	case statusRefused, statusChanged:
+	case statusRefused, statusChanged, statusConfine:
 		return msg.Verb + " " + strconv.Quote(msg.Text) + "\n"
 	case statusExecFail:
 		return msg.Verb + " " + strconv.Itoa(msg.Num) + " " + strconv.Quote(msg.Text) + "\n"
@@ -229,7 +275,7 @@ func parseStatus(line string) (statusMsg, error) {
 			return bad()
 		}
 		return statusMsg{Verb: verb, Num: n}, nil
-	case statusRefused, statusChanged:
+	case statusRefused, statusChanged, statusConfine:
 		text, err := strconv.Unquote(rest)
 		if err != nil {
 			return bad()

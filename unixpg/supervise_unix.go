@@ -265,7 +265,8 @@ func receiveControl(fd int, setupErr error, busy *atomic.Bool, events chan<- con
 // reports "changed" instead of starting anything when it differs. It
 // returns the target's pid and (Linux, where the kernel has them) a pidfd
 // of it, else -1. If the target cannot be executed it reports "execfail"
-// and returns false.
+// and returns false. A run with a sandbox starts through the confinement
+// shim (startThroughShim), which enters the directory itself.
 func startTarget(req controlMsg) (pid, pidfd int, ok bool) {
 	pidfd = -1
 	// Only the target holds the run's files from here on, so the host's
@@ -291,6 +292,9 @@ func startTarget(req controlMsg) (pid, pidfd int, ok bool) {
 			report(statusMsg{Verb: statusChanged, Text: fmt.Sprintf("the program %s changed since it was checked (%s)", req.Spec.Path, why)})
 			return 0, -1, false
 		}
+	}
+	if req.Spec.Sandbox != nil {
+		return startThroughShim(req, std, &pidfd)
 	}
 	pid, err := syscall.ForkExec(req.Spec.Path, req.Spec.Args, &syscall.ProcAttr{
 		Dir:   dir,

@@ -77,6 +77,15 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 			return nil, fmt.Errorf("encode an audit entry: %w", err)
 		}
 	}
+	if e.WithoutWriteConfinement {
+		dst = append(dst, `,"without_write_confinement":true`...)
+	}
+	if e.Confinement != nil {
+		dst = appendConfinement(append(dst, `,"confinement":`...), e.Confinement)
+	}
+	if len(e.ProtectedChanged) > 0 {
+		dst = appendStrings(append(dst, `,"protected_changed":`...), e.ProtectedChanged)
+	}
 	dst = appendStringField(dst, `,"error":`, e.Error)
 	dst = appendIntField(dst, `,"count":`, int64(e.Count))
 	if !e.Since.IsZero() {
@@ -87,6 +96,31 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 		dst = append(dst, '"')
 	}
 	return append(dst, '}'), nil
+}
+
+// appendConfinement appends c as a JSON object (runinfo.Confinement's json
+// tags, every field omitempty).
+func appendConfinement(dst []byte, c *runinfo.Confinement) []byte {
+	start := len(dst)
+	dst = append(dst, '{')
+	if len(c.Writes) > 0 {
+		dst = appendStrings(append(dst, `,"writes":`...), c.Writes)
+	}
+	dst = appendStringField(dst, `,"unconfined":`, c.Unconfined)
+	if len(c.Dropped) > 0 {
+		dst = appendStrings(append(dst, `,"dropped":`...), c.Dropped)
+	}
+	dst = appendStringField(dst, `,"protected":`, c.Protected)
+	dst = appendStringField(dst, `,"network":`, c.Network)
+	dst = appendStringField(dst, `,"network_by":`, c.NetworkBy)
+	dst = appendIntField(dst, `,"landlock":`, int64(c.Landlock))
+	if c.Scoped {
+		dst = append(dst, `,"scoped":true`...)
+	}
+	if len(dst) > start+1 {
+		dst = append(dst[:start+1], dst[start+2:]...) // the first field's comma
+	}
+	return append(dst, '}')
 }
 
 // appendRule appends r as a JSON object (Rule's json tags).

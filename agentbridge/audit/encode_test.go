@@ -231,11 +231,25 @@ func randomEntry(tb testing.TB, rng *rand.Rand, invalid bool) Entry {
 
 // normalised is what decoding the JSON of e gives back: every string with
 // each byte that is not valid UTF-8 replaced by U+FFFD, an empty Argv as nil
-// (omitempty), and Time and Since zero (compared apart, as instants).
+// (omitempty), as are the empty lists of ProtectedChanged and Confinement,
+// and Time and Since zero (compared apart, as instants).
 func normalised(e Entry) Entry {
 	mapStrings(reflect.ValueOf(&e).Elem(), func(s string) string { return string([]rune(s)) })
 	if len(e.Argv) == 0 {
 		e.Argv = nil
+	}
+	if len(e.ProtectedChanged) == 0 {
+		e.ProtectedChanged = nil
+	}
+	if e.Confinement != nil {
+		c := *e.Confinement
+		if len(c.Writes) == 0 {
+			c.Writes = nil
+		}
+		if len(c.Dropped) == 0 {
+			c.Dropped = nil
+		}
+		e.Confinement = &c
 	}
 	e.Time, e.Since = time.Time{}, time.Time{}
 	if e.Changes != nil && e.Changes.Cover != nil {
@@ -338,6 +352,12 @@ func TestMarshalEdgeEntries(t *testing.T) {
 		{Kind: KindProposal, Argv: []string{}},
 		{Kind: KindRunEnd, ExitCode: &zero, PeerUID: &minusOne},
 		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{}},
+		{Kind: KindDecision, Decision: DecisionApproved, By: "card", WithoutWriteConfinement: true},
+		{Kind: KindRunStart, Confinement: &runinfo.Confinement{}},
+		{Kind: KindRunStart, Confinement: &runinfo.Confinement{Writes: []string{"project", "temp", "cache", "~/.npm\u202e"},
+			Dropped: []string{"~/ (it contains <x>)"}, Protected: "read-only", Network: "none", NetworkBy: "namespace", Landlock: 7, Scoped: true}},
+		{Kind: KindRunStart, Confinement: &runinfo.Confinement{Unconfined: "approved without write confinement", Network: "any"}},
+		{Kind: KindRunEnd, ProtectedChanged: []string{"created .mcp.json", "changed .git/config"}},
 		{Kind: KindRunEnd, Changes: &runinfo.ChangeSummary{Created: []string{}, Modified: []string{}, Deleted: []string{}, Incomplete: true, Reason: "<why>", Method: "content-hash"}},
 		{Kind: KindRunChanges, Changes: &runinfo.ChangeSummary{Created: []string{"a"}, Method: "content-hash", Cover: &runinfo.ChangeCover{}}},
 		{Kind: KindRunChanges, Changes: &runinfo.ChangeSummary{Cover: &runinfo.ChangeCover{Entries: 100000, Skipped: []string{"s/ (permission denied)"},

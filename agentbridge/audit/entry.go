@@ -137,6 +137,16 @@ type Entry struct {
 	StderrBytes int64 `json:"stderr_bytes,omitempty"`
 	// Changes summarises files the run created, modified or deleted.
 	Changes *runinfo.ChangeSummary `json:"changes,omitempty"`
+	// WithoutWriteConfinement marks a person's approval of this one run
+	// without write confinement (decision approved, on the card only).
+	WithoutWriteConfinement bool `json:"without_write_confinement,omitempty"`
+	// Confinement is how the run was confined, or why its writes were not
+	// (run_start).
+	Confinement *runinfo.Confinement `json:"confinement,omitempty"`
+	// ProtectedChanged lists what changed during the run among the files
+	// in the project that steer agents and tools (run_end; reported
+	// loudly, see exec.Record.ProtectedChanged).
+	ProtectedChanged []string `json:"protected_changed,omitempty"`
 	// Error explains a failed start, a timeout or a loss.
 	Error string `json:"error,omitempty"`
 	// Count is set when the entry stands for more than one occurrence: a

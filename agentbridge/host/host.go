@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/prefs"
@@ -61,6 +62,10 @@ type Options struct {
 	NoApproverReason string
 	// MaxFinishedPerSession is passed to the broker (0: its default).
 	MaxFinishedPerSession int
+	// Unconfined turns write confinement off (exec.ConfineConfig.Off):
+	// for tests of the gate that are not about confinement; every record
+	// says so.
+	Unconfined bool
 	// Changes makes the runs' change summaries; nil uses the keeper
 	// process of Paths.StateDir, shared with every other host
 	// (changes.Open; started from this executable when none runs).
@@ -190,7 +195,8 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 		cleanup = append(cleanup, func() { h.changes.Close() })
 	}
 	if h.Executor, err = exec.New(exec.Config{StateDir: opts.Paths.StateDir, HostKind: opts.Kind, Env: env,
-		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes, Changes: tracker}); err != nil {
+		Grace: settings.Grace, SpillCap: settings.OutputMaxBytes, Changes: tracker,
+		Confine: confineConfig(opts, h.Settings)}); err != nil {
 		return nil, fmt.Errorf("starting the executor: %w", err)
 	}
 	auditOpts := audit.Options{MaxBytes: settings.AuditMaxBytes, MaxTotal: settings.AuditMaxTotalBytes, Span: settings.HistorySpan,
@@ -296,4 +302,27 @@ func (h *Host) Close() {
 		}
 		h.stop()
 	})
+}
+
+// confineConfig is the executor's write confinement for this host
+// (docs/lifetime.md): the settings in force (writable_paths, network,
+// require_confinement), agentgate's configuration and state and the
+// agents' user-level settings protected, and the bridge socket (this
+// host's, or where the app's would be) and the session bus hidden.
+func confineConfig(opts Options, settings func() prefs.Settings) exec.ConfineConfig {
+	home, _ := os.UserHomeDir()
+	socket := opts.Socket
+	if socket == "" {
+		socket, _ = wire.SocketPath()
+	}
+	return exec.ConfineConfig{
+		Off: opts.Unconfined,
+		Settings: func() exec.ConfineSettings {
+			s := settings()
+			return exec.ConfineSettings{WritablePaths: s.WritablePaths, Network: s.Network, Require: s.RequireConfinement}
+		},
+		Protect: exec.UserProtectedPaths(home, opts.Paths.ConfigDir, opts.Paths.StateDir),
+		Hide:    exec.HiddenFromRuns(socket),
+		Home:    home,
+	}
 }

@@ -68,6 +68,9 @@ type Spec struct {
 	// executed; if it has not, Start fails with an error wrapping
 	// ErrChanged and nothing runs (Unix; Windows checks nothing here).
 	ProgramID *FileID
+	// Sandbox, when set, is the confinement the target enters between fork
+	// and exec (Linux only; Start fails elsewhere).
+	Sandbox *Sandbox
 	// Timeout is the run's deadline, counted from the target's start: once
 	// it has passed the tree is ended as by Terminate, and ExitStatus says
 	// TimedOut. Zero or negative means none. Unix enforces it twice: in the
@@ -99,6 +102,41 @@ func (s ExitStatus) String() string {
 		return "exit status " + strconv.Itoa(s.Code)
 	}
 	return "signal: " + s.Signal
+}
+
+// Sandbox is the confinement a Linux run's target enters between fork and
+// exec. The confinement shim (cmd/agentgate-shim) applies it, in this
+// order: it enters the run's directory (Spec.DirFD), creates the
+// namespaces asked for, makes the mounts, enforces the Landlock ruleset,
+// and executes the program (checked against Spec.ProgramID; an ELF
+// program through the very descriptor it checked). Nothing of it applies
+// to the supervisor or the host. The host keeps ownership of the files.
+type Sandbox struct {
+	// Shim is the shim executable, open for reading: it is executed
+	// through this descriptor, so replacing the file on disk later changes
+	// nothing.
+	Shim *os.File
+	// Ruleset is a Landlock ruleset (landlock_create_ruleset) the target
+	// enforces on itself, with RulesetFlags; nil for none.
+	Ruleset *os.File
+	// RulesetFlags are landlock_restrict_self's flags.
+	RulesetFlags uint32
+	// UserNS asks for a new user namespace that maps only the caller's
+	// uid and gid, which lets a non-root caller make the mounts below.
+	UserNS bool
+	// MountNS asks for a new mount namespace (every mount private), in
+	// which ReadOnly and Hide apply.
+	MountNS bool
+	// ReadOnly lists absolute paths bound read-only over themselves; a
+	// missing path or a symlink is skipped.
+	ReadOnly []string
+	// Hide lists absolute paths covered: an empty read-only tmpfs over a
+	// directory, /dev/null over anything else (a socket cannot be
+	// connected to then); a missing path is skipped.
+	Hide []string
+	// NetNS asks for a new network namespace with only the loopback
+	// device: no network but lo.
+	NetNS bool
 }
 
 // FileID identifies a file's content as it was checked: the same device and

@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -94,4 +95,68 @@ func CheckID(id string) error {
 		return fmt.Errorf("run id %q is invalid: use 1 to 128 letters, digits, '.', '_' or '-', not starting with '.'", id)
 	}
 	return nil
+}
+
+// Confinement says how a run was confined, as applied: it is shown on the
+// card and the terminal prompt (before), and kept in the run record, the
+// Processes window and the audit log (after).
+type Confinement struct {
+	// Writes lists, for a person, where the run may write: "project",
+	// "temp" (its private TMPDIR), "cache" (the user's cache directory),
+	// "git" (a worktree's git directories), then each writable_paths entry
+	// that exists, as written ("~/.npm"). Empty when writes are not
+	// confined (Unconfined says why).
+	Writes []string `json:"writes,omitempty"`
+	// Unconfined says why writes are not confined: "approved without
+	// write confinement", "Landlock is not available on this kernel",
+	// "write confinement is Linux-only", …; "" when they are.
+	Unconfined string `json:"unconfined,omitempty"`
+	// Dropped lists writable paths left out because agentgate's own
+	// settings or the agents' user-level settings lie inside them (and no
+	// mount namespace could keep those read-only), each with why.
+	Dropped []string `json:"dropped,omitempty"`
+	// Protected says how the files inside writable paths that steer agents
+	// and tools (.agentgate/, .claude/, .git/config, .git/hooks, …) are
+	// kept: "read-only" (bound read-only in a mount namespace; missing
+	// ones are also checked) or "checked" (hashed before and after the
+	// run, every change reported).
+	Protected string `json:"protected,omitempty"`
+	// Network is "any" or "none".
+	Network string `json:"network,omitempty"`
+	// NetworkBy says how "none" holds: "namespace" (no device but
+	// loopback) or "landlock-tcp" (TCP only: UDP and other protocols still
+	// reach the network); "" for "any".
+	NetworkBy string `json:"network_by,omitempty"`
+	// Landlock is the Landlock ABI version applied; 0 for none.
+	Landlock int `json:"landlock,omitempty"`
+	// Scoped is true when the run cannot signal processes outside it, nor
+	// reach their abstract Unix sockets (Landlock ABI 6 and later).
+	Scoped bool `json:"scoped,omitempty"`
+}
+
+// summaryWrites is how many of Writes Summary names before "and N more".
+const summaryWrites = 5
+
+// Summary is the one line a person reads: "writes: project, temp, cache",
+// at most five places and then "and N more", or "writes: not confined
+// (REASON)"; then "; network: none" when the network is cut off.
+func (c Confinement) Summary() string {
+	s := "writes: not confined (" + c.Unconfined + ")"
+	if c.Unconfined == "" {
+		shown := c.Writes
+		if len(shown) > summaryWrites {
+			shown = shown[:summaryWrites]
+		}
+		s = "writes: " + strings.Join(shown, ", ")
+		if more := len(c.Writes) - len(shown); more > 0 {
+			s += fmt.Sprintf(" and %d more", more)
+		}
+	}
+	if c.Network == "none" {
+		s += "; network: none"
+		if c.NetworkBy == "landlock-tcp" {
+			s += " (TCP only)"
+		}
+	}
+	return s
 }

@@ -51,3 +51,21 @@ func TestNewID(t *testing.T) {
 		t.Fatalf("ids do not sort by time: %v", ids)
 	}
 }
+
+func TestConfinementSummary(t *testing.T) {
+	cases := []struct {
+		c    Confinement
+		want string
+	}{
+		{Confinement{Writes: []string{"project", "temp", "cache"}, Network: "any"}, "writes: project, temp, cache"},
+		{Confinement{Writes: []string{"project", "temp", "cache", "~/.npm"}, Network: "none", NetworkBy: "namespace"}, "writes: project, temp, cache, ~/.npm; network: none"},
+		{Confinement{Writes: []string{"project"}, Network: "none", NetworkBy: "landlock-tcp"}, "writes: project; network: none (TCP only)"},
+		{Confinement{Writes: []string{"project", "temp", "cache", "~/.npm", "~/go/pkg/mod", "~/.m2/repository", "~/.cargo/git"}}, "writes: project, temp, cache, ~/.npm, ~/go/pkg/mod and 2 more"},
+		{Confinement{Unconfined: "approved without write confinement", Network: "any"}, "writes: not confined (approved without write confinement)"},
+	}
+	for _, c := range cases {
+		if got := c.c.Summary(); got != c.want {
+			t.Errorf("Summary() = %q, want %q", got, c.want)
+		}
+	}
+}

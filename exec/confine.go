@@ -1,0 +1,545 @@
+package exec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentgate/agentgate/exec/procspec"
+	"github.com/agentgate/agentgate/exec/runinfo"
+)
+
+// Write confinement (issue 12, docs/lifetime.md): on Linux every run and
+// all its descendants write only inside the project, a private per-run
+// temporary directory, the user's cache directory, the usual devices and
+// the writable_paths setting. This file decides what is writable,
+// protected and hidden for a run; confine_linux.go turns that into a
+// Landlock ruleset and namespaces applied by the confinement shim.
+
+// Network settings.
+const (
+	// NetworkAny leaves the network alone (the default).
+	NetworkAny = "any"
+	// NetworkNone cuts a run off the network: an empty network namespace
+	// where one can be made, else Landlock's TCP rules (TCP only).
+	NetworkNone = "none"
+)
+
+// ConfineSettings are the person's settings that shape write confinement,
+// read for every run.
+type ConfineSettings struct {
+	// WritablePaths are paths a run may write besides the project, its
+	// temporary directory and the cache directory; "~/" at the start means
+	// the home directory. A path missing when a run starts is not
+	// writable in that run.
+	WritablePaths []string
+	// Network is NetworkAny or NetworkNone ("" is NetworkAny).
+	Network string
+	// Require refuses, rather than runs unconfined, a run whose writes
+	// cannot be confined (no Landlock, no shim, not Linux).
+	Require bool
+}
+
+// ProjectProtectedPaths are the files and directories inside a project
+// that steer agents and tools, relative to the project root. Writes inside
+// the project are allowed, so these are bound read-only in the run's mount
+// namespace where one can be made, and checked before and after every run
+// in any case (a missing one may be created).
+var ProjectProtectedPaths = []string{".agentgate", ".claude", ".gemini", ".codex", ".git/config", ".git/hooks", ".mcp.json"}
+
+// UserProtectedPaths returns what no run may write whatever is writable:
+// the agents' user-level settings in home, and the directories in more
+// (agentgate's configuration and state). A writable path that contains one
+// of them is kept only where a mount namespace binds it read-only.
+func UserProtectedPaths(home string, more ...string) []string {
+	paths := []string{
+		filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"),
+		filepath.Join(home, ".gemini"), filepath.Join(home, ".codex"),
+	}
+	return append(paths, more...)
+}
+
+// HiddenFromRuns returns the sockets a run should not reach, where its
+// mount namespace can cover them: the directory of agentgate's own bridge
+// socket (socket), the D-Bus session bus of this environment and the
+// systemd user manager's directory, through which a command could ask for
+// processes outside its tree (`systemd-run --user`).
+func HiddenFromRuns(socket string) []string {
+	var hide []string
+	if socket != "" {
+		hide = append(hide, filepath.Dir(socket))
+	}
+	if addr := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" {
+		for _, part := range strings.Split(strings.TrimPrefix(addr, "unix:"), ",") {
+			if p, ok := strings.CutPrefix(part, "path="); ok && filepath.IsAbs(p) {
+				hide = append(hide, p)
+			}
+		}
+	}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		hide = append(hide, filepath.Join(rt, "bus"), filepath.Join(rt, "systemd"))
+	}
+	return hide
+}
+
+// ConfineConfig configures write confinement (Config.Confine).
+type ConfineConfig struct {
+	// Off starts runs without write confinement, scoping or the shim, as
+	// before confinement existed; every record says so. For the
+	// unconfined executor's benchmarks and tests.
+	Off bool
+	// Shim is the agentgate-shim executable; "" means agentgate-shim in
+	// the running executable's directory.
+	Shim string
+	// Settings returns the settings in force, read for every run; nil
+	// means DefaultConfineSettings.
+	Settings func() ConfineSettings
+	// Protect lists absolute paths no run may write however the writable
+	// paths are set (UserProtectedPaths).
+	Protect []string
+	// Hide lists absolute paths covered in the run's mount namespace
+	// (HiddenFromRuns).
+	Hide []string
+	// Home and CacheDir are the person's home and cache directories; ""
+	// means os.UserHomeDir and os.UserCacheDir.
+	Home, CacheDir string
+}
+
+// confinePlan is how one run is confined.
+type confinePlan struct {
+	// info is what the record, audit and UI show.
+	info runinfo.Confinement
+	// sandbox is what the shim applies; nil starts the run without it.
+	sandbox *procspec.Sandbox
+	// tmpDir is the run's private TMPDIR, removed after the run; "" when
+	// the run has none.
+	tmpDir string
+	// checked are the protected paths fingerprinted before and after.
+	checked []string
+	// before holds their fingerprints at the start.
+	before map[string]string
+}
+
+// release closes what the plan holds open for the start (the ruleset);
+// the supervisor has its own copies by then.
+func (p *confinePlan) release() {
+	if p.sandbox != nil && p.sandbox.Ruleset != nil {
+		p.sandbox.Ruleset.Close()
+	}
+}
+
+// finish ends the plan once the run's tree is gone (or it never started):
+// it hands the run's TMPDIR to tmps for removal and returns what changed
+// among the protected paths since the start (diffProtected, relative to
+// root). A nil plan has nothing to finish.
+func (p *confinePlan) finish(root string, tmps *tmpDirs) []string {
+	if p == nil {
+		return nil
+	}
+	var changed []string
+	if p.before != nil {
+		changed = diffProtected(root, p.before, fingerprintProtected(p.checked))
+	}
+	if p.tmpDir != "" {
+		tmps.remove(p.tmpDir)
+	}
+	return changed
+}
+
+// tmpDirs hands out the runs' private temporary directories and removes
+// them after the runs. Making and removing a directory costs milliseconds
+// on some file systems (ext4 mounted with discard), so one spare is made
+// ahead, in the background, and used ones are removed in the background;
+// flush waits for the removals and removes the spare. Each directory is
+// made by os.MkdirTemp: a fresh random name, mode 0700, so it is private
+// and empty when a run gets it.
+type tmpDirs struct {
+	// mu guards spare and making.
+	mu sync.Mutex
+	// spare is a directory made ahead, or "".
+	spare string
+	// making is true while the spare is being made.
+	making bool
+	// pending counts removals and spares in progress.
+	pending sync.WaitGroup
+}
+
+// tmpPattern names the runs' temporary directories in os.TempDir().
+const tmpPattern = "agentgate-run-"
+
+// take returns a private, empty directory for a run and starts making the
+// next spare.
+func (t *tmpDirs) take() (string, error) {
+	t.mu.Lock()
+	dir := t.spare
+	t.spare = ""
+	if !t.making {
+		t.making = true
+		t.pending.Add(1)
+		go t.makeSpare()
+	}
+	t.mu.Unlock()
+	if dir != "" {
+		return dir, nil
+	}
+	return os.MkdirTemp("", tmpPattern)
+}
+
+// makeSpare makes the spare directory (a failure leaves none: take makes
+// one then, and reports the error).
+func (t *tmpDirs) makeSpare() {
+	defer t.pending.Done()
+	dir, err := os.MkdirTemp("", tmpPattern)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.making = false
+	if err != nil {
+		return
+	}
+	if t.spare != "" {
+		os.Remove(dir)
+		return
+	}
+	t.spare = dir
+}
+
+// remove removes a run's directory in the background.
+func (t *tmpDirs) remove(dir string) {
+	t.pending.Add(1)
+	go func() {
+		defer t.pending.Done()
+		removeTree(dir)
+	}()
+}
+
+// flush waits until every removal (and a spare being made) is done, and
+// removes the spare: nothing of the runs' temporary directories remains.
+func (t *tmpDirs) flush() {
+	t.pending.Wait()
+	t.mu.Lock()
+	spare := t.spare
+	t.spare = ""
+	t.mu.Unlock()
+	if spare != "" {
+		os.Remove(spare)
+	}
+}
+
+// removeTree removes dir and everything in it, making directories the run
+// left unreadable or unwritable accessible first when a plain removal
+// fails. Errors are dropped: a leftover temporary directory is harmless.
+func removeTree(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
+
+// writablePath is one path a run may write, with what a person calls it.
+type writablePath struct {
+	// label is "project", "temp", "cache" or the setting's entry.
+	label string
+	// path is absolute and clean.
+	path string
+}
+
+// confineInputs is everything the plan is made from, so that the policy is
+// a pure function (planWrites) tested on its own.
+type confineInputs struct {
+	// root is the project root.
+	root string
+	// tmp is the run's temporary directory.
+	tmp string
+	// cache and home are the person's directories.
+	cache, home string
+	// settings are the settings in force.
+	settings ConfineSettings
+	// protect are the user-level protected paths.
+	protect []string
+	// mountNS is true when the run gets a mount namespace.
+	mountNS bool
+}
+
+// writePlan is the policy's answer.
+type writePlan struct {
+	// writable are the directories granted.
+	writable []writablePath
+	// readOnly are protected paths inside writable ones, to bind
+	// read-only (only with a mount namespace).
+	readOnly []string
+	// checked are the project's protected paths, fingerprinted before and
+	// after the run.
+	checked []string
+	// dropped says which writable paths were left out, and why.
+	dropped []string
+}
+
+// planWrites decides what a run may write. The project, temp and cache
+// come first, then the setting's entries ("~/" expanded; relative ones are
+// dropped). A git worktree's or submodule's git directories outside the
+// project are writable too (git writes its objects and index there), their
+// config and hooks protected. A writable path inside a user-protected path
+// is dropped; one that contains a user-protected path is kept with that
+// path bound read-only when there is a mount namespace, else dropped.
+func planWrites(in confineInputs) writePlan {
+	var p writePlan
+	candidates := []writablePath{{"project", in.root}, {"temp", in.tmp}, {"cache", in.cache}}
+	projectProtected := make([]string, 0, len(ProjectProtectedPaths))
+	for _, rel := range ProjectProtectedPaths {
+		projectProtected = append(projectProtected, filepath.Join(in.root, rel))
+	}
+	for _, gitDir := range gitDirsOutside(in.root) {
+		candidates = append(candidates, writablePath{"git", gitDir})
+		projectProtected = append(projectProtected, filepath.Join(gitDir, "config"), filepath.Join(gitDir, "hooks"),
+			filepath.Join(gitDir, "config.worktree"))
+	}
+	for _, entry := range in.settings.WritablePaths {
+		path := entry
+		if rest, ok := strings.CutPrefix(entry, "~/"); ok && in.home != "" {
+			path = filepath.Join(in.home, rest)
+		}
+		if !filepath.IsAbs(path) {
+			p.dropped = append(p.dropped, entry+" (not an absolute path)")
+			continue
+		}
+		candidates = append(candidates, writablePath{entry, filepath.Clean(path)})
+	}
+	for _, w := range candidates {
+		if w.path == "" {
+			continue
+		}
+		if why := protectedConflict(w.path, in.protect, in.mountNS); why != "" {
+			p.dropped = append(p.dropped, w.label+" ("+why+")")
+			continue
+		}
+		p.writable = append(p.writable, w)
+		if in.mountNS {
+			for _, prot := range in.protect {
+				if isWithin(w.path, prot) && !slices.Contains(p.readOnly, prot) {
+					p.readOnly = append(p.readOnly, prot)
+				}
+			}
+		}
+	}
+	p.checked = projectProtected
+	if in.mountNS {
+		p.readOnly = append(p.readOnly, projectProtected...)
+	}
+	return p
+}
+
+// protectedConflict says why w may not be writable, or "": it lies inside
+// a protected path, or contains one and no mount namespace can bind that
+// read-only.
+func protectedConflict(w string, protect []string, mountNS bool) string {
+	for _, prot := range protect {
+		switch {
+		case isWithin(prot, w):
+			return "inside " + prot + ", which runs never write"
+		case isWithin(w, prot) && !mountNS:
+			return "it contains " + prot + ", which runs never write, and no mount namespace can keep that read-only"
+		}
+	}
+	return ""
+}
+
+// isWithin reports whether path is dir or below it (both absolute, clean).
+func isWithin(dir, path string) bool {
+	_, ok := within(dir, path)
+	return ok
+}
+
+// gitDirsOutside returns, for a project whose .git is a file (a git
+// worktree or submodule), the git directory it names and its common
+// directory, when they lie outside the project; nil otherwise.
+func gitDirsOutside(root string) []string {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return nil // a directory (or no repository): inside the project
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	gitDir := strings.TrimSpace(rest)
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(root, gitDir)
+	}
+	gitDir = filepath.Clean(gitDir)
+	dirs := []string{gitDir}
+	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+		dirs = append(dirs, filepath.Clean(common))
+	}
+	var out []string
+	for _, d := range dirs {
+		if !isWithin(root, d) && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// maxProtectedEntries bounds the files fingerprinted under one protected
+// directory.
+const maxProtectedEntries = 2000
+
+// maxProtectedHash bounds the bytes hashed of one protected file; past it
+// size and modification time stand in.
+const maxProtectedHash = 1 << 20
+
+// fingerprintProtected returns a fingerprint of every file under paths
+// (each a file, a directory walked without following symlinks, or missing),
+// keyed by path; a missing path is "absent". A directory with more than
+// maxProtectedEntries entries is cut short and says so under its own path.
+func fingerprintProtected(paths []string) map[string]string {
+	fp := make(map[string]string)
+	for _, root := range paths {
+		fi, err := os.Lstat(root)
+		if err != nil {
+			fp[root] = "absent"
+			continue
+		}
+		if !fi.IsDir() {
+			fp[root] = fingerprintEntry(root, fi)
+			continue
+		}
+		n := 0
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if n++; n > maxProtectedEntries {
+				fp[root] = "dir (more than 2000 entries: not all checked)"
+				return filepath.SkipAll
+			}
+			if err != nil {
+				fp[path] = "unreadable"
+				return nil
+			}
+			if fi, err := d.Info(); err == nil {
+				fp[path] = fingerprintEntry(path, fi)
+			}
+			return nil
+		})
+	}
+	return fp
+}
+
+// fingerprintEntry describes one file system entry: its type and, for a
+// symlink, its target; for a regular file, its content hash (or size and
+// modification time past maxProtectedHash) and permission bits.
+func fingerprintEntry(path string, fi fs.FileInfo) string {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return "symlink " + target
+	case fi.IsDir():
+		return "dir"
+	case !fi.Mode().IsRegular():
+		return "special " + fi.Mode().String()
+	case fi.Size() > maxProtectedHash:
+		return fmt.Sprintf("file %v size %d mtime %d", fi.Mode().Perm(), fi.Size(), fi.ModTime().UnixNano())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unreadable"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable"
+	}
+	return fmt.Sprintf("file %v %s", fi.Mode().Perm(), hex.EncodeToString(h.Sum(nil)))
+}
+
+// diffProtected lists what changed between two fingerprints, for a
+// person: "created .claude/settings.json", "changed .git/config",
+// "removed .mcp.json", with paths relative to root where they lie inside
+// it. Sorted.
+func diffProtected(root string, before, after map[string]string) []string {
+	var out []string
+	show := func(path string) string {
+		if rel, ok := within(root, path); ok {
+			return filepath.ToSlash(rel)
+		}
+		return path
+	}
+	for path, a := range after {
+		b, had := before[path]
+		switch {
+		case (!had || b == "absent") && a != "absent":
+			out = append(out, "created "+show(path))
+		case had && a == "absent" && b != "absent":
+			out = append(out, "removed "+show(path))
+		case had && a != b:
+			out = append(out, "changed "+show(path))
+		}
+	}
+	for path, b := range before {
+		if _, has := after[path]; !has && b != "absent" {
+			out = append(out, "removed "+show(path))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// withTMPDIR returns env with TMPDIR set to dir (replacing any).
+func withTMPDIR(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR="+dir)
+}
+
+// unconfinedPlan is the plan of a run whose writes are not confined, with
+// why; the settings' network choice is recorded as it is (not applied).
+func unconfinedPlan(why, network string) *confinePlan {
+	if network == "" {
+		network = NetworkAny
+	}
+	return &confinePlan{info: runinfo.Confinement{Unconfined: why, Network: network}}
+}
+
+// confinementUnavailable is the refusal of a run that require_confinement
+// keeps from running unconfined.
+func confinementUnavailable(why string) *Refusal {
+	return refusef(CodeConfinementUnavailable, "write confinement is required (require_confinement) but not available: %s; nothing ran. "+
+		"The person must fix this (docs/lifetime.md) or turn require_confinement off", why)
+}
+
+// confineOS names the reason writes are unconfined off Linux.
+var confineOS = "write confinement is Linux-only (" + runtime.GOOS + ")"
+
+// DefaultConfineSettings are the settings when none are given: no writable
+// paths besides the project, temp and cache, network any, not required.
+// (The person's defaults, with the toolchains' caches, are prefs'.)
+func DefaultConfineSettings() ConfineSettings {
+	return ConfineSettings{Network: NetworkAny}
+}
+
+// confineCaps returns what this machine offers for confinement, probed on
+// first use.
+func (e *Executor) confineCaps() *confineCaps {
+	e.capsOnce.Do(func() { e.caps = probeConfinement(e.cfg.Confine) })
+	return e.caps
+}
