@@ -58,7 +58,7 @@ trap 'cp -p "$work/FyneApp.toml.orig" "$root/FyneApp.toml"; rm -rf "$work"' EXIT
 echo "package: fyne package -os linux -release (version $version, commit $commit)"
 (cd "$work" && "$fyne" package -os linux -release --src "$root")
 
-# The lean executables (ARCHITECTURE.md, "Executables") go beside agentgate:
+# The lean executables (ARCHITECTURE.md, "Four executables") go beside agentgate:
 # agentgate-hook and agentgate-mcp. fyne packages one binary, so add them to
 # the archive and to the archive's Makefile (install, uninstall,
 # user-install, user-uninstall).
