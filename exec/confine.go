@@ -18,7 +18,7 @@ import (
 	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
-// Write confinement (issue 12, docs/lifetime.md): on Linux every run and
+// Write confinement (docs/lifetime.md): on Linux every run and
 // all its descendants write only inside the project, a private per-run
 // temporary directory, the user's cache directory, the usual devices and
 // the writable_paths setting. This file decides what is writable,

@@ -20,7 +20,7 @@ import (
 	"github.com/agentgate/agentgate/internal/shimbuild"
 )
 
-// Write confinement (issue 12), tried from inside allowed commands as an
+// Write confinement, tried from inside allowed commands as an
 // agent would. Every test here also runs as an unprivileged user
 // (TestConfinementAsUnprivilegedUser).
 

@@ -12,7 +12,7 @@ import (
 	"github.com/agentgate/agentgate/exec/procspec"
 )
 
-// Checks at the moment of use (issue 13): the working directory and the
+// Checks at the moment of use: the working directory and the
 // program are bound by identity when a proposal is validated, and Start
 // runs exactly those or refuses. This file holds the platform-neutral part;
 // openDirBeneath and openRootDir are per OS.

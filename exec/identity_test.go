@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Checks at the moment of use (issue 13, points 1 and 2), tried as an
+// Checks at the moment of use (directories and programs), tried as an
 // agent would: the directory or program is swapped after it was checked.
 
 // swapAttempts bounds every swap loop: enough interleavings to meet the

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The start-versus-cancel race of issue 12: a run registered by Start is
+// The start-versus-cancel race: a run registered by Start is
 // visible to Cancel and CancelAll before its process exists. Each test
 // drives one interleaving deterministically through Start's test hooks; the
 // race detector checks the shared fields.

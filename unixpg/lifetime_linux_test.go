@@ -20,7 +20,7 @@ import (
 	"github.com/agentgate/agentgate/unixpg"
 )
 
-// Adversarial tests of issue 12: a run attacks its own supervisor, as any
+// Adversarial tests: a run attacks its own supervisor, as any
 // allowed command could. The tree (leader.sh, tree_linux_test.go) has
 // setsid and double-fork escapees, so each test also proves that nothing
 // of the tree survives the attack.
@@ -180,7 +180,7 @@ func TestSupervisorEnforcesDeadline(t *testing.T) {
 }
 
 // TestStoppedSupervisorIsTakenOver: the run SIGSTOPs its supervisor (the
-// first attack of issue 12). The host sees the stopped supervisor, ends the
+// first attack of docs/lifetime.md, "A run against its supervisor"). The host sees the stopped supervisor, ends the
 // tree itself, escapees included (they are still the stopped subreaper's
 // children), and says why.
 func TestStoppedSupervisorIsTakenOver(t *testing.T) {
@@ -223,7 +223,7 @@ func TestTracedSupervisorIsTakenOver(t *testing.T) {
 	waitAllDead(t, pids)
 }
 
-// TestTamperedSupervisorIsRetired is the ptrace attack of issue 12: the run
+// TestTamperedSupervisorIsRetired is the ptrace attack on the subreaper flag: the run
 // makes its supervisor clear its subreaper flag, detaches, starts a late
 // escapee and exits. A non-root run cannot attach (the supervisor is not
 // dumpable). Root can; the late escapee then escapes (only Landlock's

@@ -12,7 +12,7 @@ import (
 // ptraceInjectSupported is true where injectClearSubreaper is implemented.
 const ptraceInjectSupported = true
 
-// injectClearSubreaper is the tamper of issue 12 done as a debugger would:
+// injectClearSubreaper is the tamper of the subreaper flag done as a debugger would:
 // it attaches to pid, makes it call prctl(PR_SET_CHILD_SUBREAPER, 0) by
 // writing a syscall instruction at its program counter and single-stepping
 // it, restores its code and registers, and detaches. It returns prctl's
