@@ -7,7 +7,7 @@ import (
 	"github.com/agentgate/agentgate/exec/envrisk"
 )
 
-// The catalog of dangerous arguments (SPEC §10), one entry per program;
+// The catalog of dangerous arguments, one entry per program;
 // git's is in catalog_git.go. Option names follow opt: single letters are
 // short options, longer names long ones. An option listed with why "" is
 // there only so that the arguments are read right (it takes a value, or an

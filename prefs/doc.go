@@ -13,7 +13,7 @@
 // beyond the rule makes its program write outside its obvious output, run
 // another program or work on another directory, when a wrapper hides the
 // command, or when the git repository it works on is configured to run a
-// program; the catalog it reads is one list with the launchers of SPEC §3
+// program; the catalog it reads is one list with the launchers
 // (programs.go). Grants are a person's temporary permissions ("for 15
 // minutes", "until agentgate quits"), bound to a project, a provider and
 // the program's file, kept in the state directory and honoured by every

@@ -13,7 +13,7 @@ import (
 	"github.com/agentgate/agentgate/exec/display"
 )
 
-// Programs that read their instructions from the repository (SPEC §10): a
+// Programs that read their instructions from the repository: a
 // run can write .git/config, and a later rule-allowed `git status` then
 // runs core.fsmonitor. So a git command is auto-allowed only when the
 // configuration of the repository it works on — .git/config, the worktree's

@@ -11,7 +11,7 @@ import (
 )
 
 // Finding is one reason the argument guard keeps a command from running on
-// the strength of a rule alone (SPEC §10): an argument that makes the
+// the strength of a rule alone: an argument that makes the
 // program write outside its obvious output, run another program, or work
 // on another directory; a wrapper rule that does not name what it wraps; a
 // program that is never auto-allowed; a repository configuration that runs
@@ -50,7 +50,7 @@ func FindingsText(fs []Finding) string {
 }
 
 // Guard returns what keeps argv from running on the strength of a rule of
-// ruleLen tokens alone (SPEC §10), or nil. It reads only argv:
+// ruleLen tokens alone, or nil. It reads only argv:
 //
 //   - Wrappers are transparent: env, timeout, nice, nohup, stdbuf, time,
 //     setsid, flock, xargs, command, builtin, exec and ionice are read with

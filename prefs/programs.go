@@ -9,7 +9,7 @@ import (
 )
 
 // This file is the one list of programs agentgate knows something about
-// (SPEC §3 and §10): the interpreters and launchers a rule for the program
+// the interpreters and launchers a rule for the program
 // alone opens to anything, the wrappers the argument guard sees through,
 // the programs never auto-allowed, and the catalog of arguments that make a
 // program write outside its obvious output, run another program or work

@@ -34,7 +34,7 @@ type Query struct {
 }
 
 // Decision is the answer for one command: the rule decision and the
-// argument guard in one (SPEC §3, §10).
+// argument guard in one.
 type Decision struct {
 	// Allowed is true when the command may run without asking a person:
 	// an active rule's tokens are a prefix of argv and the argument guard

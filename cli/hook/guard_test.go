@@ -10,7 +10,7 @@ import (
 )
 
 // TestHookGuard: with rules that allow the benign prefix, the hook never
-// allows the two line-continuation bypasses of issue #11 (shell syntax the
+// allows two line-continuation bypasses once found in the hook (shell syntax the
 // parser refuses) nor a dangerous argument the guard finds; the reason the
 // agent hands on names what was found. The everyday forms stay allowed.
 func TestHookGuard(t *testing.T) {

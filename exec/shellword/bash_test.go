@@ -107,7 +107,7 @@ func randomLine(rng *rand.Rand) string {
 	return b.String()
 }
 
-// TestAgreesWithBash is the property test of issue #11: for random lines
+// TestAgreesWithBash is the property test of the reader: for random lines
 // built from every kind of quote, escape, line continuation and CR/LF, each
 // line AgentCommand or Typed calls one literal simple command runs, in a
 // real bash, exactly the argv they return.
@@ -175,7 +175,7 @@ func TestAgreesWithBashOnEdgeCases(t *testing.T) {
 	}
 }
 
-// TestBypassesRunInBash shows the two bypasses of issue #11 really run a
+// TestBypassesRunInBash shows the two line-continuation bypasses really run a
 // command substitution in bash, so their refusal is no accident of wording.
 func TestBypassesRunInBash(t *testing.T) {
 	r := newBashRunner(t)

@@ -8,7 +8,7 @@ import (
 	"github.com/agentgate/agentgate/exec/display"
 )
 
-// The two line-continuation bypasses of issue #11: bash removes the
+// Two line-continuation bypasses once found in the hook: bash removes the
 // backslash-newline inside the double quotes, then sees $( and ${.
 const (
 	bypassCmdSubst = "echo \"$\\\n(touch /tmp/pwned)\""
