@@ -8,9 +8,9 @@ import (
 	"github.com/agentgate/agentgate/exec/display"
 )
 
-// This file is the one list of programs agentgate knows something about
-// the interpreters and launchers a rule for the program
-// alone opens to anything, the wrappers the argument guard sees through,
+// This file is the one list of programs agentgate knows something about:
+// the interpreters and launchers a rule for the program alone opens to
+// anything, the wrappers the argument guard sees through,
 // the programs never auto-allowed, and the catalog of arguments that make a
 // program write outside its obvious output, run another program or work
 // on another directory. docs/allow-lists.md describes it for people; every
