@@ -3,6 +3,8 @@
 package exec
 
 import (
+	"context"
+
 	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/winjob"
 )
@@ -17,3 +19,10 @@ func startProc(spec procspec.Spec) (proc, error) {
 	}
 	return p, nil
 }
+
+// endStaleTrees does nothing: a Job Object ends with its host.
+func endStaleTrees() {}
+
+// UseRunCgroups does nothing on Windows: every run's Job Object holds all
+// of it already.
+func UseRunCgroups(context.Context) string { return "per-run cgroups: not needed (Job Objects)" }

@@ -248,10 +248,13 @@ func ListRecords(stateDir string) ([]Record, error) {
 // gone: its pid is not alive, or (where HostStart is recorded) the pid now
 // belongs to a different process; a finished record of such a host still
 // waiting for its change summary gets an incomplete one saying so. It
-// returns how many records it changed.
+// returns how many records it changed. First it ends what such hosts' runs
+// left in their cgroups (Linux, where per-run cgroups are made:
+// docs/lifetime.md).
 // Call it at start-up, before showing runs. Records of live hosts are left
 // alone, including this process's own.
 func MarkLost(stateDir string) (int, error) {
+	endStaleTrees()
 	recs, err := ListRecords(stateDir)
 	if err != nil {
 		return 0, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -23,6 +24,9 @@ type Process struct {
 	pid int
 	// sc is the supervisor serving this run.
 	sc *supervisorConn
+	// cg is the run's own cgroup (Linux, where cgroups can be made; else
+	// nil): ended after the run, killed when the host takes the tree over.
+	cg *runCgroup
 	// hostDeadline is when the host ends the tree itself if the supervisor
 	// has not reported its end (Spec.Timeout + grace + hostDeadlineMargin
 	// after Start); zero when the run has no deadline.
@@ -97,23 +101,36 @@ func Start(spec procspec.Spec) (*Process, error) {
 		// own is the best left.
 		spec.Dir, _ = os.Getwd()
 	}
-	line, err := encodeRunLine(spec)
+	if spec.Sandbox != nil && runtime.GOOS != "linux" {
+		return nil, containmentErr(spec.Path, "setting up its confinement", errors.New("a sandbox is available on Linux only"))
+	}
+	cg, cgDir, err := newRunCgroup()
 	if err != nil {
+		return nil, containmentErr(spec.Path, "setting up its cgroup", err)
+	}
+	if cgDir != nil {
+		defer cgDir.Close() // the supervisor has its own copy once the run line is sent
+	}
+	line, err := encodeRunLine(spec, cgDir)
+	if err != nil {
+		cg.end()
 		return nil, fmt.Errorf("start %q: %v", spec.Path, err)
 	}
 	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
 	for i, f := range files {
 		if f == nil {
 			if files[i], err = devNull(); err != nil {
+				cg.end()
 				return nil, fmt.Errorf("start %q: opening %s: %v", spec.Path, os.DevNull, err)
 			}
 		}
 	}
-	_, extra := extraFiles(spec)
+	_, extra := extraFiles(spec, cgDir)
 	files = append(files, extra...)
 	for {
 		sc, reused, err := supervisors.get()
 		if err != nil {
+			cg.end()
 			return nil, containmentErr(spec.Path, "setting up a supervisor", err)
 		}
 		if err := sc.sendRun(line, files); err != nil {
@@ -124,11 +141,15 @@ func Start(spec procspec.Spec) (*Process, error) {
 				// next one or a new one.
 				continue
 			}
+			cg.end()
 			return nil, containmentErr(spec.Path, "sending the run to the supervisor", err)
 		}
-		p, unread, err := startReply(spec, sc)
+		p, unread, err := startReply(spec, sc, cg)
 		if reused && unread {
 			continue
+		}
+		if err != nil {
+			cg.end()
 		}
 		return p, err
 	}
@@ -145,12 +166,12 @@ func Start(spec procspec.Spec) (*Process, error) {
 // thing the host sent. The target was therefore never started, and Start
 // may give the run to another supervisor. (Where the kernel does not report
 // this, the run fails with ErrContainment instead: the safe direction.)
-func startReply(spec procspec.Spec, sc *supervisorConn) (p *Process, unread bool, err error) {
+func startReply(spec procspec.Spec, sc *supervisorConn, cg *runCgroup) (p *Process, unread bool, err error) {
 	path := spec.Path
 	msg, ok := <-sc.msgs
 	switch {
 	case ok && msg.Verb == statusStarted:
-		p := &Process{pid: msg.Num, sc: sc, active: true, done: make(chan struct{})}
+		p := &Process{pid: msg.Num, sc: sc, cg: cg, active: true, done: make(chan struct{})}
 		if spec.Timeout > 0 {
 			p.hostDeadline = time.Now().Add(spec.Timeout + effectiveGrace(spec.Grace) + hostDeadlineMargin)
 		}
@@ -227,6 +248,8 @@ func (p *Process) finish(msg statusMsg, ok bool) {
 		return
 	}
 	p.status = msg.End.exitStatus()
+	// What escaped the supervisor's sweep is still in the run's cgroup.
+	p.cg.end()
 	supervisors.put(p.sc)
 	close(p.done)
 }

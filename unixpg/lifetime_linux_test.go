@@ -226,10 +226,12 @@ func TestTracedSupervisorIsTakenOver(t *testing.T) {
 // TestTamperedSupervisorIsRetired is the ptrace attack on the subreaper flag: the run
 // makes its supervisor clear its subreaper flag, detaches, starts a late
 // escapee and exits. A non-root run cannot attach (the supervisor is not
-// dumpable). Root can; the late escapee then escapes (only Landlock's
-// ptrace scoping or a cgroup prevents that, see docs/lifetime.md), but the
-// supervisor's check after the run finds the flag cleared: Wait reports
-// lost containment and the supervisor never serves again.
+// dumpable). Root can; the late escapee then leaves the supervisor's reach
+// (Landlock's ptrace scoping prevents the attack, see docs/lifetime.md),
+// but the supervisor's check after the run finds the flag cleared: Wait
+// reports lost containment, the host ends the run's cgroup (with the late
+// escapee in it) where runs get one, and the supervisor never serves
+// again.
 func TestTamperedSupervisorIsRetired(t *testing.T) {
 	if !ptraceInjectSupported {
 		t.Skip("the ptrace injection helper is written for amd64 only")

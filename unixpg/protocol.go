@@ -64,10 +64,13 @@ const (
 	extraShim = "shim"
 	// extraRuleset is the Landlock ruleset (Sandbox.Ruleset).
 	extraRuleset = "ruleset"
+	// extraCgroup is the run's own cgroup directory (cgroup_linux.go): the
+	// target is started into it.
+	extraCgroup = "cgroup"
 )
 
 // knownExtras are the names wireSpec.Extra may hold.
-var knownExtras = []string{extraDir, extraShim, extraRuleset}
+var knownExtras = []string{extraDir, extraShim, extraRuleset, extraCgroup}
 
 // Status line verbs.
 const (
@@ -106,6 +109,10 @@ type wireSpec struct {
 	// Sandbox is Spec.Sandbox without its files (which are Extra "shim"
 	// and "ruleset"); nil for none.
 	Sandbox *wireSandbox `json:"sandbox,omitempty"`
+	// Cgroup is the path of the run's cgroup (Extra "cgroup"), which the
+	// supervisor removes if it has to end the tree without the host (its
+	// lifeline lost); "" for none.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // wireSandbox is the part of a procspec.Sandbox that is not a file.
@@ -121,9 +128,13 @@ type wireSandbox struct {
 	Hide     []string `json:"hide,omitempty"`
 }
 
-// extraFiles returns the names and the files of spec's extra descriptors,
-// in the order a run line carries them.
-func extraFiles(spec procspec.Spec) (names []string, files []*os.File) {
+// extraFiles returns the names and the files of the extra descriptors of
+// spec and of the run's cgroup directory (nil for none), in the order a run
+// line carries them.
+func extraFiles(spec procspec.Spec, cgroup *os.File) (names []string, files []*os.File) {
+	if cgroup != nil {
+		names, files = append(names, extraCgroup), append(files, cgroup)
+	}
 	if spec.DirFD != nil {
 		names, files = append(names, extraDir), append(files, spec.DirFD)
 	}
@@ -137,12 +148,18 @@ func extraFiles(spec procspec.Spec) (names []string, files []*os.File) {
 }
 
 // encodeRunLine returns the run control line for spec ("run JSON\n"), with
-// the grace defaulted as Spec.Grace documents.
-func encodeRunLine(spec procspec.Spec) ([]byte, error) {
+// the grace defaulted as Spec.Grace documents and cgroup (the run's cgroup
+// directory, or nil) among the extra descriptors.
+func encodeRunLine(spec procspec.Spec, cgroup *os.File) ([]byte, error) {
+	cgroupPath := ""
+	if cgroup != nil {
+		cgroupPath = cgroup.Name()
+	}
 	grace := effectiveGrace(spec.Grace)
-	extra, _ := extraFiles(spec)
+	extra, _ := extraFiles(spec, cgroup)
 	ws := wireSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
-		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0)), Extra: extra, ProgramID: spec.ProgramID}
+		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0)), Extra: extra, ProgramID: spec.ProgramID,
+		Cgroup: cgroupPath}
 	if sb := spec.Sandbox; sb != nil {
 		ws.Sandbox = &wireSandbox{RulesetFlags: sb.RulesetFlags, UserNS: sb.UserNS, MountNS: sb.MountNS, NetNS: sb.NetNS,
 			ReadOnly: sb.ReadOnly, Hide: sb.Hide}
@@ -197,6 +214,9 @@ func decodeWireSpec(line []byte) (wireSpec, error) {
 		if !slices.Contains(knownExtras, name) || slices.Contains(ws.Extra[:i], name) {
 			return ws, fmt.Errorf("run description from the host names an unknown or repeated descriptor %q", name)
 		}
+	}
+	if ws.Cgroup != "" && (!strings.HasPrefix(ws.Cgroup, "/") || !slices.Contains(ws.Extra, extraCgroup)) {
+		return ws, fmt.Errorf("run description from the host has a cgroup path without its descriptor, or not absolute: %q", ws.Cgroup)
 	}
 	if (ws.Sandbox != nil) != slices.Contains(ws.Extra, extraShim) {
 		return ws, fmt.Errorf("run description from the host has a sandbox without its shim, or a shim without a sandbox")

@@ -49,7 +49,7 @@ func TestParseStatusRejects(t *testing.T) {
 }
 
 func TestRunLine(t *testing.T) {
-	b, err := encodeRunLine(procspec.Spec{Path: "/bin/echo", Args: []string{"echo", "a\nb"}, Env: []string{"A=1"}})
+	b, err := encodeRunLine(procspec.Spec{Path: "/bin/echo", Args: []string{"echo", "a\nb"}, Env: []string{"A=1"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +66,11 @@ func TestRunLine(t *testing.T) {
 	if time.Duration(ws.GraceNS) != procspec.DefaultGrace {
 		t.Errorf("zero grace became %v, want %v", time.Duration(ws.GraceNS), procspec.DefaultGrace)
 	}
-	b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Timeout: 3 * time.Second})
+	b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Timeout: 3 * time.Second}, nil)
 	if _, ws, _ := parseControl(b); time.Duration(ws.TimeoutNS) != 3*time.Second {
 		t.Errorf("timeout 3s became %v", time.Duration(ws.TimeoutNS))
 	}
-	b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Timeout: -time.Second})
+	b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Timeout: -time.Second}, nil)
 	if _, ws, _ := parseControl(b); ws.TimeoutNS != 0 {
 		t.Errorf("a negative timeout became %v, want none", time.Duration(ws.TimeoutNS))
 	}
@@ -81,7 +81,7 @@ func TestRunLine(t *testing.T) {
 		{300 * time.Millisecond, 300 * time.Millisecond},
 	}
 	for _, g := range graces {
-		b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Grace: g.in})
+		b, _ = encodeRunLine(procspec.Spec{Path: "/x", Args: []string{"x"}, Grace: g.in}, nil)
 		if _, ws, _ := parseControl(b); time.Duration(ws.GraceNS) != g.want {
 			t.Errorf("grace %v became %v, want %v", g.in, time.Duration(ws.GraceNS), g.want)
 		}

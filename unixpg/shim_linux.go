@@ -29,7 +29,7 @@ const shimSetupBound = 10 * time.Second
 // is the started target; a message means it did not, and is reported as
 // "confinefail" (C), "changed" (X) or "execfail" (E), after reaping the
 // shim. The received descriptors are closed by the caller.
-func startThroughShim(req controlMsg, std []uintptr, pidfd *int) (pid, _ int, ok bool) {
+func startThroughShim(req controlMsg, std []uintptr, pidfd *int, cgroupFD int) (pid, _ int, ok bool) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		report(statusMsg{Verb: statusConfine, Text: "creating the confinement shim's status pipe: " + err.Error()})
@@ -81,7 +81,7 @@ func startThroughShim(req controlMsg, std []uintptr, pidfd *int) (pid, _ int, ok
 		Dir:   dir,
 		Env:   req.Spec.Env,
 		Files: files,
-		Sys:   targetSysProcAttr(pidfd),
+		Sys:   targetSysProcAttr(pidfd, cgroupFD),
 	})
 	unix.Close(statusW)
 	if err != nil {

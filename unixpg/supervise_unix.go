@@ -85,6 +85,9 @@ type supervisor struct {
 	// deadlineHit is set when the deadline, and nothing earlier, started
 	// the end of the tree.
 	deadlineHit bool
+	// cgroup is the run's cgroup directory ("" for none), removed here
+	// when the lifeline is lost (the host cannot do it then).
+	cgroup string
 }
 
 // controlEvent is what readControl forwards to the main loop: a request, a
@@ -99,6 +102,8 @@ type controlEvent struct {
 	grace time.Duration
 	// timeout is the started run's deadline (ctrlRun only; zero: none).
 	timeout time.Duration
+	// cgroup is the started run's cgroup directory (ctrlRun only).
+	cgroup string
 	// leaderExit is leaderExit's channel for the started target (ctrlRun
 	// only; nil outside Linux).
 	leaderExit <-chan struct{}
@@ -155,8 +160,11 @@ func supervise() int {
 			case ev.verb != ctrlRun:
 				continue // term or kill for a run that already ended
 			}
-			*s = supervisor{target: ev.pid, grace: ev.grace, timeout: ev.timeout, leaderExit: ev.leaderExit}
+			*s = supervisor{target: ev.pid, grace: ev.grace, timeout: ev.timeout, leaderExit: ev.leaderExit, cgroup: ev.cgroup}
 			if lost := s.run(sigs, events); lost {
+				if s.cgroup != "" {
+					_ = os.Remove(s.cgroup) // empty: the tree is gone
+				}
 				return 0
 			}
 			end := endReport{Exited: true, Code: s.targetWS.ExitStatus(), Deadline: s.deadlineHit}
@@ -247,7 +255,7 @@ func receiveControl(fd int, setupErr error, busy *atomic.Bool, events chan<- con
 					busy.Store(true)
 					report(statusMsg{Verb: statusStarted, Num: pid})
 					events <- controlEvent{verb: ctrlRun, pid: pid, grace: time.Duration(msg.Spec.GraceNS),
-						timeout: time.Duration(msg.Spec.TimeoutNS), leaderExit: leaderExit(pidfd)}
+						timeout: time.Duration(msg.Spec.TimeoutNS), leaderExit: leaderExit(pidfd), cgroup: msg.Spec.Cgroup}
 				}
 				continue
 			}
@@ -276,10 +284,13 @@ func startTarget(req controlMsg) (pid, pidfd int, ok bool) {
 	for i := range std {
 		std[i] = uintptr(req.FDs[i])
 	}
-	dir := req.Spec.Dir
+	dir, cgroupFD := req.Spec.Dir, -1
 	for i, name := range req.Spec.Extra {
-		if name == extraDir {
+		switch name {
+		case extraDir:
 			dir = dirThroughFD(req.FDs[runFDs+i], dir)
+		case extraCgroup:
+			cgroupFD = req.FDs[runFDs+i]
 		}
 	}
 	if want := req.Spec.ProgramID; want != nil {
@@ -294,13 +305,13 @@ func startTarget(req controlMsg) (pid, pidfd int, ok bool) {
 		}
 	}
 	if req.Spec.Sandbox != nil {
-		return startThroughShim(req, std, &pidfd)
+		return startThroughShim(req, std, &pidfd, cgroupFD)
 	}
 	pid, err := syscall.ForkExec(req.Spec.Path, req.Spec.Args, &syscall.ProcAttr{
 		Dir:   dir,
 		Env:   req.Spec.Env,
 		Files: std,
-		Sys:   targetSysProcAttr(&pidfd),
+		Sys:   targetSysProcAttr(&pidfd, cgroupFD),
 	})
 	if err != nil {
 		var errno syscall.Errno

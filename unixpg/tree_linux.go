@@ -13,10 +13,15 @@ import (
 
 // targetSysProcAttr puts the target in its own process group, kills it if
 // the supervisor's forking thread (locked for the supervisor's life) dies,
-// and stores a pidfd of it (close-on-exec) in *pidfd, or -1 where the
-// kernel has none.
-func targetSysProcAttr(pidfd *int) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, PidFD: pidfd}
+// stores a pidfd of it (close-on-exec) in *pidfd, or -1 where the kernel
+// has none, and, when cgroupFD is not -1, starts it in that cgroup
+// (clone3 CLONE_INTO_CGROUP: it never runs outside it).
+func targetSysProcAttr(pidfd *int, cgroupFD int) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, PidFD: pidfd}
+	if cgroupFD >= 0 {
+		attr.UseCgroupFD, attr.CgroupFD = true, cgroupFD
+	}
+	return attr
 }
 
 // leaderExit returns a channel that receives once the process behind pidfd

@@ -5,9 +5,9 @@ package unixpg
 import "syscall"
 
 // targetSysProcAttr puts the target in its own process group. There is no
-// parent-death signal and no pidfd outside Linux (*pidfd is left alone);
-// the lifeline socket covers host death.
-func targetSysProcAttr(pidfd *int) *syscall.SysProcAttr {
+// parent-death signal, no pidfd (*pidfd is left alone) and no cgroup
+// outside Linux; the lifeline socket covers host death.
+func targetSysProcAttr(pidfd *int, _ int) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 

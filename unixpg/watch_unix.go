@@ -146,6 +146,9 @@ func (p *Process) check(now time.Time) {
 func (p *Process) endTree(why string, deadline bool) {
 	sup := p.sc.proc.Pid
 	sweep := func() (found bool) {
+		// The run's cgroup, where there is one, holds every process of the
+		// tree however it detached.
+		p.cg.kill()
 		// The group may hold only zombies the stopped supervisor cannot
 		// reap; a successful kill of it proves nothing, so only live
 		// descendants count.
@@ -167,7 +170,13 @@ func (p *Process) endTree(why string, deadline bool) {
 	<-p.sc.exited
 	sweep()
 	p.status = procspec.ExitStatus{Code: -1, Signal: "SIGKILL", TimedOut: deadline}
-	p.err = fmt.Errorf("run pid %d: %s; agentgate ended the run's process group and every descendant the supervisor "+
-		"still held, but descendants that had left both may still run: %w", p.pid, why, procspec.ErrContainment)
+	if p.cg != nil {
+		p.cg.end()
+		p.err = fmt.Errorf("run pid %d: %s; agentgate ended the run's cgroup, which held every process of the tree: %w",
+			p.pid, why, procspec.ErrContainment)
+	} else {
+		p.err = fmt.Errorf("run pid %d: %s; agentgate ended the run's process group and every descendant the supervisor "+
+			"still held, but descendants that had left both may still run: %w", p.pid, why, procspec.ErrContainment)
+	}
 	close(p.done)
 }

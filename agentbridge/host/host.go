@@ -187,6 +187,10 @@ func Open(ctx context.Context, opts Options) (h *Host, err error) {
 		exec.UseLoginEnvCache(opts.Paths.StateDir)
 		env = exec.HostEnv(ctx, opts.Kind)
 	}
+	cgroups := exec.UseRunCgroups(ctx)
+	if opts.Socket != "" {
+		fmt.Fprintln(os.Stderr, "agentgate:", cgroups)
+	}
 	tracker := opts.Changes
 	if tracker == nil {
 		if tracker, h.changes, err = changes.Open(opts.Paths.StateDir, ""); err != nil {

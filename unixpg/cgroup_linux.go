@@ -1,0 +1,239 @@
+//go:build linux
+
+package unixpg
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Per-run cgroups (cgroup v2): where the host may create cgroups — as root,
+// or in a subtree delegated to the user (a systemd scope with Delegate=yes,
+// see docs/lifetime.md) — each run's target is started straight into a
+// cgroup of its own (clone3 CLONE_INTO_CGROUP: no moment outside it), so
+// that everything it forks, however it detaches, stays in it; writing "1"
+// to its cgroup.kill SIGKILLs all of it at once. The supervisor's sweep
+// stays the everyday mechanism; the cgroup ends what escaped the sweep
+// (a killed or tampered supervisor) and what a dead host left.
+
+// cgroupPrefix names the run cgroups: agentgate-<host pid>-<random>.
+const cgroupPrefix = "agentgate-"
+
+// cgroupState is where run cgroups are made, decided once.
+var cgroupState struct {
+	// mu guards the other fields.
+	mu sync.Mutex
+	// decided is true once base and why are final.
+	decided bool
+	// base is the cgroup v2 directory run cgroups are made in; "" when
+	// cgroups are not usable here.
+	base string
+	// why says why they are not.
+	why string
+}
+
+// UseCgroupBase makes dir (a cgroup v2 directory the host may create
+// cgroups in, e.g. a delegated systemd scope's) the parent of every later
+// run's cgroup, instead of the host's own cgroup; "" turns per-run cgroups
+// off. A dir where no cgroup can be made turns them off too, and
+// CgroupBase says why.
+func UseCgroupBase(dir string) {
+	cgroupState.mu.Lock()
+	defer cgroupState.mu.Unlock()
+	cgroupState.decided = true
+	cgroupState.base, cgroupState.why = dir, ""
+	if dir == "" {
+		cgroupState.why = "turned off"
+	} else if why := probeCgroupBase(dir); why != "" {
+		cgroupState.base, cgroupState.why = "", why
+	}
+}
+
+// CgroupBase returns the directory run cgroups are made in, or "" and why
+// there is none. Unless UseCgroupBase chose it, the first call looks for
+// it: the host's own cgroup v2 directory, if the host may create a cgroup
+// there and the kernel has cgroup.kill (5.14).
+func CgroupBase() (string, string) {
+	cgroupState.mu.Lock()
+	defer cgroupState.mu.Unlock()
+	if !cgroupState.decided {
+		cgroupState.decided = true
+		dir, err := OwnCgroupDir()
+		switch {
+		case err != nil:
+			cgroupState.why = err.Error()
+		default:
+			if why := probeCgroupBase(dir); why != "" {
+				cgroupState.why = why
+			} else {
+				cgroupState.base = dir
+			}
+		}
+	}
+	return cgroupState.base, cgroupState.why
+}
+
+// OwnCgroupDir returns the cgroup v2 directory of this process: its path
+// in /proc/self/cgroup under the cgroup2 mount.
+func OwnCgroupDir() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("reading /proc/self/cgroup: %v", err)
+	}
+	path, ok := "", false
+	for line := range strings.Lines(string(b)) {
+		if p, found := strings.CutPrefix(strings.TrimSpace(line), "0::"); found {
+			path, ok = p, true
+		}
+	}
+	if !ok {
+		return "", errors.New("no cgroup v2 membership in /proc/self/cgroup")
+	}
+	mount, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(mount, path), nil
+}
+
+// cgroup2Mount returns the mount point of the cgroup v2 hierarchy from
+// /proc/self/mountinfo (the first cgroup2 mount of the hierarchy's root).
+func cgroup2Mount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options... - fstype source superopts
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields := strings.Fields(pre)
+		if !ok || len(fields) < 5 || !strings.HasPrefix(post, "cgroup2 ") || fields[3] != "/" {
+			continue
+		}
+		return fields[4], nil
+	}
+	return "", errors.New("no cgroup2 file system is mounted")
+}
+
+// probeCgroupBase checks that a run cgroup can be made in dir and killed
+// there; it returns why not, or "".
+func probeCgroupBase(dir string) string {
+	probe := filepath.Join(dir, fmt.Sprintf("%sprobe-%d", cgroupPrefix, os.Getpid()))
+	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Sprintf("cannot create a cgroup in %s (%v): cgroup v2 is not delegated to this user", dir, err)
+	}
+	defer os.Remove(probe)
+	if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err != nil {
+		return "the kernel has no cgroup.kill (Linux 5.14)"
+	}
+	return ""
+}
+
+// runCgroup is one run's cgroup.
+type runCgroup struct {
+	// dir is its directory.
+	dir string
+}
+
+// newRunCgroup makes a cgroup for one run and returns it with a descriptor
+// of its directory for CLONE_INTO_CGROUP (the caller closes it once the
+// run started); nil and no error when per-run cgroups are not in use.
+func newRunCgroup() (*runCgroup, *os.File, error) {
+	base, _ := CgroupBase()
+	if base == "" {
+		return nil, nil, nil
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	dir := filepath.Join(base, cgroupPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:]))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("creating the run's cgroup %s: %v", dir, err)
+	}
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		os.Remove(dir)
+		return nil, nil, fmt.Errorf("opening the run's cgroup %s: %v", dir, err)
+	}
+	return &runCgroup{dir: dir}, f, nil
+}
+
+// populated reports whether any process is in the cgroup (cgroup.events).
+// A cgroup that cannot be read counts as empty.
+func (c *runCgroup) populated() bool {
+	if c == nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+	return err == nil && bytes.Contains(b, []byte("populated 1"))
+}
+
+// kill SIGKILLs every process in the cgroup (cgroup.kill).
+func (c *runCgroup) kill() {
+	if c == nil {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+}
+
+// cgroupEmptyBound bounds how long end waits for a killed cgroup to empty.
+const cgroupEmptyBound = 5 * time.Second
+
+// end kills whatever is still in the cgroup, waits (bounded) until it is
+// empty, and removes it. It reports whether processes were found in it.
+func (c *runCgroup) end() (found bool) {
+	if c == nil {
+		return false
+	}
+	if c.populated() {
+		found = true
+		c.kill()
+		deadline := time.Now().Add(cgroupEmptyBound)
+		for c.populated() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	_ = os.Remove(c.dir)
+	return found
+}
+
+// CleanStaleCgroups ends and removes the run cgroups that hosts which are
+// no longer running left behind (a host and its supervisor killed at once),
+// so that nothing such a run started outlives it for long. It returns how
+// many it ended.
+func CleanStaleCgroups() int {
+	base, _ := CgroupBase()
+	if base == "" {
+		return 0
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		pidText, _, ok2 := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || !ok2 || err != nil || !e.IsDir() || pid == os.Getpid() || Alive(pid) {
+			continue
+		}
+		if (&runCgroup{dir: filepath.Join(base, e.Name())}).end() {
+			n++
+		}
+	}
+	return n
+}
