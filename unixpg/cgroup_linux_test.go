@@ -33,7 +33,7 @@ func requireCgroups(t *testing.T) string {
 // supervisor, are still in the run's cgroup, and the host ends it.
 func TestKilledSupervisorCgroupEndsEscapees(t *testing.T) {
 	requireCgroups(t)
-	p, pids, _ := startAttack(t, `kill -KILL $PPID`, 0)
+	p, pids, _ := startAttack(t, `while [ ! -e "$D/go" ]; do sleep 0.01; done; kill -KILL $PPID`, 0)
 	_, err := waitErr(t, p)
 	if !errors.Is(err, procspec.ErrContainment) {
 		t.Errorf("Wait error = %v, want one wrapping ErrContainment", err)

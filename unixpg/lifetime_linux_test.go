@@ -106,7 +106,9 @@ func waitAllDead(t *testing.T, pids map[string]int) {
 // startAttack starts the tree with attack and returns the run, the tree's
 // pids (leader and supervisor included) and the first line the attack
 // printed on the run's stdout ("" when it printed none before the tree
-// ended). A pid the attack writes to the file "late" in the tree's
+// ended). The file "go" in the tree's directory appears once the pids are
+// read (an attack that kills the supervisor waits for it). A pid the
+// attack writes to the file "late" in the tree's
 // directory is killed when the test ends.
 func startAttack(t *testing.T, attack string, timeout time.Duration) (*unixpg.Process, map[string]int, string) {
 	t.Helper()
@@ -127,6 +129,11 @@ func startAttack(t *testing.T, attack string, timeout time.Duration) (*unixpg.Pr
 	pids := readTreePids(t, dir)
 	pids["leader"] = p.Pid()
 	pids["supervisor"] = parentOf(t, p.Pid())
+	// An attack that must not start before the pids are read waits for
+	// this file.
+	if err := os.WriteFile(dir+"/go", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
