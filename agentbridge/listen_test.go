@@ -15,7 +15,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/agentbridge/wire"
-	"github.com/agentgate/agentgate/internal/platformtest"
+	"github.com/agentgate/agentgate/exec/platformtest"
 	"github.com/agentgate/agentgate/prefs"
 )
 

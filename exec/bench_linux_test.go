@@ -5,7 +5,7 @@ package exec
 import (
 	"testing"
 
-	"github.com/agentgate/agentgate/internal/shimbuild"
+	"github.com/agentgate/agentgate/unixpg/shimbuild"
 )
 
 // confinedBenchConfig confines with the built shim and the default

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentgate/agentgate/internal/asuser"
-	"github.com/agentgate/agentgate/internal/shimbuild"
+	"github.com/agentgate/agentgate/unixpg/asuser"
+	"github.com/agentgate/agentgate/unixpg/shimbuild"
 )
 
 // Write confinement, tried from inside allowed commands as an

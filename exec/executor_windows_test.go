@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/windows"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 )
 
 // testHelperArg, as argv[1] of this package's test binary, makes the binary

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 )
 
 // LoginEnvMaxAge is how long a login environment kept by UseLoginEnvCache

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 )
 
 // firstTailSize is the size of a stream's in-memory tail when it is first

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/exec/runinfo"
-	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // Record is a run's metadata as persisted in StateDir/runs/<id>.json and as

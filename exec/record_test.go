@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
-	"github.com/agentgate/agentgate/internal/platformtest"
+	"github.com/agentgate/agentgate/exec/atomicfile"
+	"github.com/agentgate/agentgate/exec/platformtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

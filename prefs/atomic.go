@@ -3,7 +3,7 @@ package prefs
 import (
 	"os"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 )
 
 // WriteFileAtomic replaces the file at path with data so that a reader, or a
@@ -13,7 +13,7 @@ import (
 // durable. The new file gets perm (before the umask); a missing directory is
 // an error (create it first). On failure the temporary file is removed and
 // path is left as it was. On Windows the rename retries briefly while
-// another program holds the file open (see package internal/atomicfile).
+// another program holds the file open (see package exec/atomicfile).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return atomicfile.WriteFile(path, data, perm)
 }

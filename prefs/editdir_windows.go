@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"golang.org/x/sys/windows"
 )
 

@@ -12,9 +12,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/exec/procspec"
-	"github.com/agentgate/agentgate/internal/atomicfile"
 )
 
 // A grant is a temporary permission a person gave on an approval card or at

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/platformtest"
 	"github.com/agentgate/agentgate/exec/procspec"
-	"github.com/agentgate/agentgate/internal/platformtest"
 )
 
 // fakeClock is a clock tests move by hand.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 )
 
 // settingsName is the file name, under Paths.ConfigDir, of the settings.

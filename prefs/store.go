@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentgate/agentgate/internal/platformtest"
+	"github.com/agentgate/agentgate/exec/platformtest"
 )
 
 // untrustedLines returns the line numbers of the untrusted rules.

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentgate/agentgate/exec/procspec"
-	"github.com/agentgate/agentgate/internal/asuser"
 	"github.com/agentgate/agentgate/unixpg"
+	"github.com/agentgate/agentgate/unixpg/asuser"
 )
 
 // Adversarial tests: a run attacks its own supervisor, as any

@@ -13,8 +13,8 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/agentgate/agentgate/exec/procspec"
-	"github.com/agentgate/agentgate/internal/shimbuild"
 	"github.com/agentgate/agentgate/unixpg"
+	"github.com/agentgate/agentgate/unixpg/shimbuild"
 )
 
 // openShim returns the built confinement shim, open, or skips the test.

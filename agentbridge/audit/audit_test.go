@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/platformtest"
+	"github.com/agentgate/agentgate/exec/platformtest"
 )
 
 func openTest(t *testing.T, opts Options) (*Log, string) {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 )
 
 // rotatedTimeLayout names rotated files after the moment of their rotation,

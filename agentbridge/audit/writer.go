@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"github.com/gofrs/flock"
 )
 

@@ -26,8 +26,8 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/agentgate/agentgate/agentbridge/audit"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"github.com/agentgate/agentgate/exec/display"
-	"github.com/agentgate/agentgate/internal/atomicfile"
 	"github.com/agentgate/agentgate/prefs"
 )
 

@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/atomicfile"
+	"github.com/agentgate/agentgate/exec/atomicfile"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/gofrs/flock"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/rulestats"
-	"github.com/agentgate/agentgate/internal/platformtest"
+	"github.com/agentgate/agentgate/exec/platformtest"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/ui/model"
 	"github.com/agentgate/agentgate/ui/model/modeltest"

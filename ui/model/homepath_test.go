@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentgate/agentgate/exec"
-	"github.com/agentgate/agentgate/internal/platformtest"
+	"github.com/agentgate/agentgate/exec/platformtest"
 	"github.com/agentgate/agentgate/ui/model"
 )
 

@@ -1,5 +1,5 @@
-// Package docscheck holds checks on the repository's documents.
-package docscheck
+// Checks on the repository's documents.
+package docs_test
 
 import (
 	"io/fs"
@@ -18,7 +18,7 @@ var outsideRecords = regexp.MustCompile(`\bSPEC\b|SPEC\.md|\bADR-?\d|design card
 // TestDocumentsCiteNothingOutsideTheRepository: no Markdown document of the
 // repository refers to a specification or design record it does not hold.
 func TestDocumentsCiteNothingOutsideTheRepository(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join(".."))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func Source() (string, error) {
 }
 
 // Env names the environment variable that gives tests a shim built
-// elsewhere (internal/asuser passes its copy this way).
+// elsewhere (unixpg/asuser passes its copy this way).
 const Env = "AGENTGATE_TEST_SHIM"
 
 // Path returns the built shim: $AGENTGATE_TEST_SHIM when set, else a build

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgate/agentgate/internal/shimbuild"
+	"github.com/agentgate/agentgate/unixpg/shimbuild"
 )
 
 // Env is set in the environment of the tests Run starts, so that they do
