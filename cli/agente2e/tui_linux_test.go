@@ -152,6 +152,12 @@ func (u *tui) waitModelDone(s *sandbox, prompts ...string) int {
 	}
 }
 
+// codexApprovalPrompts are texts only Codex's own approval overlay shows.
+// A bare "approve" is not one: agentgate's denial, which the TUI prints
+// under the denied command before the model reads it, says "approve in
+// agentgate", and under load the screen was read in between.
+var codexApprovalPrompts = []string{"Would you like to run", "Yes, proceed", "Allow command"}
+
 // TestCodexTUI: Codex's TUI with its default approval policy starts
 // without "Hooks need review" (setup recorded the trust), runs an
 // allow-listed command without a prompt, and does not run a command no
@@ -176,7 +182,7 @@ func TestCodexTUI(t *testing.T) {
 				t.Fatalf("Codex asks to review the hooks setup trusted:\n%s", u.screen())
 			}
 			u.submit(s, prompt)
-			asked := u.waitModelDone(s, "Would you like to run", "Allow command", "approve")
+			asked := u.waitModelDone(s, codexApprovalPrompts...)
 			observed := s.observe(tc.marker)
 			if asked >= 0 {
 				observed = "Codex asked for approval; " + observed
@@ -205,7 +211,7 @@ func TestCodexTUIEscalation(t *testing.T) {
 	u := s.startTUI(codex.configure(s), nil)
 	u.waitFor("Codex's prompt", "Ask Codex")
 	u.submit(s, prompt)
-	asked := u.waitModelDone(s, "Would you like to run", "Yes, proceed", "approve")
+	asked := u.waitModelDone(s, codexApprovalPrompts...)
 	observed := s.observe("tui-escalated")
 	if asked >= 0 {
 		observed = "Codex asked for approval; " + observed
