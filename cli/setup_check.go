@@ -271,10 +271,7 @@ func reportWired(agent, file, scope string, env setupEnv) {
 	now := env.now().UTC()
 	if err := agents.UpdateRecord(env.stateDir, agent, func(r *agents.Record) {
 		r.SettingsFile, r.WiredVersion, r.WiredAt = file, f.Version, now
-		r.InstalledVersion, r.CheckedAt = f.Version, now
-		if f.Executable != "" {
-			r.Executable = f.Executable
-		}
+		recordInstalled(r, f, now)
 	}); err != nil {
 		fmt.Fprintf(env.stderr, "agentgate setup: recording the wired version: %v\n", err)
 	}
@@ -295,6 +292,15 @@ func askVersion(a agents.Agent, env setupEnv) agents.VersionFinding {
 	return agents.VersionFinding{Agent: a, Executable: path, Version: v, Support: a.SupportOf(v), Err: err}
 }
 
+// recordInstalled notes in r the installed version f found at now (and
+// where, when the finding names an executable).
+func recordInstalled(r *agents.Record, f agents.VersionFinding, now time.Time) {
+	r.InstalledVersion, r.CheckedAt = f.Version, now
+	if f.Executable != "" {
+		r.Executable = f.Executable
+	}
+}
+
 // printVersion prints a version finding: the version with the tested ones,
 // or the warning.
 func printVersion(f agents.VersionFinding, env setupEnv) {
@@ -313,10 +319,7 @@ func runSetupCheck(agent, file, scope string, env setupEnv) int {
 	a, _ := agents.Lookup(agent)
 	f := askVersion(a, env)
 	if err := agents.UpdateRecord(env.stateDir, agent, func(r *agents.Record) {
-		r.InstalledVersion, r.CheckedAt = f.Version, env.now().UTC()
-		if f.Executable != "" {
-			r.Executable = f.Executable
-		}
+		recordInstalled(r, f, env.now().UTC())
 	}); err != nil {
 		fmt.Fprintf(env.stderr, "agentgate setup --check: recording the version: %v\n", err)
 	}

@@ -2,6 +2,8 @@ package prefs
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -178,4 +180,30 @@ func readOpened(f *os.File, path string) ([]byte, os.FileMode, error) {
 		content = []byte{}
 	}
 	return content, info.Mode().Perm(), nil
+}
+
+// tempName is the name of a new temporary file beside name: hidden, and
+// random so that two writers never share one.
+func tempName(name string) string {
+	var random [6]byte
+	rand.Read(random[:])
+	return "." + name + ".tmp-" + hex.EncodeToString(random[:])
+}
+
+// fillTemp writes data to the new temporary file f, syncs it to disk and
+// closes it. On failure it says which step failed, for the error a person
+// reads; f is closed either way.
+func fillTemp(f *os.File, data []byte) (what string, err error) {
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "writing the temporary file failed", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "syncing the temporary file to disk failed", err
+	}
+	if err := f.Close(); err != nil {
+		return "closing the temporary file failed", err
+	}
+	return "", nil
 }

@@ -3,8 +3,6 @@
 package prefs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -90,9 +88,7 @@ func (d *fdDir) read(name string) ([]byte, fs.FileMode, error) {
 }
 
 func (d *fdDir) writeTemp(name string, data []byte, perm fs.FileMode) (string, error) {
-	var random [6]byte
-	rand.Read(random[:])
-	tmp := "." + name + ".tmp-" + hex.EncodeToString(random[:])
+	tmp := tempName(name)
 	f, err := d.open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, uint32(perm))
 	if err != nil {
 		return "", fmt.Errorf("writing %s: cannot create a temporary file beside it: %w", d.shown(name), err)
@@ -105,14 +101,8 @@ func (d *fdDir) writeTemp(name string, data []byte, perm fs.FileMode) (string, e
 	if err := f.Chmod(perm); err != nil {
 		return fail(fmt.Sprintf("cannot set mode %v", perm), err)
 	}
-	if _, err := f.Write(data); err != nil {
-		return fail("writing the temporary file failed", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail("syncing the temporary file to disk failed", err)
-	}
-	if err := f.Close(); err != nil {
-		return fail("closing the temporary file failed", err)
+	if what, err := fillTemp(f, data); err != nil {
+		return fail(what, err)
 	}
 	return tmp, nil
 }

@@ -1,8 +1,6 @@
 package prefs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,9 +78,7 @@ func (d *rootDir) read(name string) ([]byte, fs.FileMode, error) {
 }
 
 func (d *rootDir) writeTemp(name string, data []byte, perm fs.FileMode) (string, error) {
-	var random [6]byte
-	rand.Read(random[:])
-	tmp := "." + name + ".tmp-" + hex.EncodeToString(random[:])
+	tmp := tempName(name)
 	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: cannot create a temporary file beside it: %w", d.shown(name), err)
@@ -92,14 +88,8 @@ func (d *rootDir) writeTemp(name string, data []byte, perm fs.FileMode) (string,
 		d.discard(tmp)
 		return "", fmt.Errorf("writing %s: %s: %w", d.shown(name), what, err)
 	}
-	if _, err := f.Write(data); err != nil {
-		return fail("writing the temporary file failed", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail("syncing the temporary file to disk failed", err)
-	}
-	if err := f.Close(); err != nil {
-		return fail("closing the temporary file failed", err)
+	if what, err := fillTemp(f, data); err != nil {
+		return fail(what, err)
 	}
 	return tmp, nil
 }
