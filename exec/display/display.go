@@ -206,14 +206,24 @@ const hexDigits = "0123456789abcdef"
 // writeEscaped writes s in bash $'…' quoting (rule 1 of Word).
 func writeEscaped(b *strings.Builder, s string) {
 	b.WriteString("$'")
+	writeVisible(b, s, true)
+	b.WriteByte('\'')
+}
+
+// writeVisible writes s with every character NeedsEscape reports, and
+// every byte that is not valid UTF-8, as a visible escape: \n, \t, \r,
+// \xHH for the other C0 controls, DEL and invalid bytes, \uHHHH or
+// \UHHHHHHHH for the rest. inQuotes also escapes backslash and single
+// quote, as the inside of bash $'…' quoting needs.
+func writeVisible(b *strings.Builder, s string, inQuotes bool) {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			writeHexByte(b, s[i])
-		case r == '\\':
+		case inQuotes && r == '\\':
 			b.WriteString(`\\`)
-		case r == '\'':
+		case inQuotes && r == '\'':
 			b.WriteString(`\'`)
 		case r == '\n':
 			b.WriteString(`\n`)
@@ -230,7 +240,6 @@ func writeEscaped(b *strings.Builder, s string) {
 		}
 		i += size
 	}
-	b.WriteByte('\'')
 }
 
 // Text returns s for a person to read on one line, in a terminal or a
@@ -245,26 +254,7 @@ func Text(s string) string {
 		return s
 	}
 	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			writeHexByte(&b, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			writeHexByte(&b, byte(r))
-		case NeedsEscape(r):
-			writeUnicode(&b, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
+	writeVisible(&b, s, false)
 	return b.String()
 }
 
