@@ -144,16 +144,13 @@ func BenchmarkRawExecTrue(b *testing.B) {
 	}
 }
 
-// startBenchBridge starts a bridge whose sessions work in project ("" a
-// fresh empty one), allows `true` and has its change keeper index and hash
-// the project before anything is timed.
+// startBenchBridge starts a bridge whose sessions work in project, with its
+// change summaries from a keeper process as in the app, allows `true` and
+// has the keeper index and hash the project before anything is timed.
 func startBenchBridge(b *testing.B, project string) *bridgetest.Bridge {
-	br := bridgetest.Start(b, bridgetest.Options{Project: project})
+	br := bridgetest.Start(b, bridgetest.Options{Project: project, KeeperProcess: true})
 	br.Allow(b, "true")
-	br.Changes.Begin(br.Project, br.Project).Finish()
-	if err := br.Changes.Settle(br.Project); err != nil {
-		b.Fatal(err)
-	}
+	br.SettleChanges(b)
 	return br
 }
 

@@ -46,6 +46,10 @@ type Options struct {
 	// Project, when set, is the project sessions declare (an existing
 	// directory, symlinks resolved) instead of a fresh empty one.
 	Project string
+	// KeeperProcess makes change summaries come from a keeper process, as
+	// in the app (benchmarks: the index's memory is then not this
+	// process's), instead of a Keeper in this process (Bridge.Changes).
+	KeeperProcess bool
 }
 
 // Bridge is a running test bridge. Everything is torn down by t.Cleanup.
@@ -75,7 +79,8 @@ type Bridge struct {
 	Audit *audit.Log
 	// Host is the assembled gate (agentbridge/host) the fields above come from.
 	Host *host.Host
-	// Changes is the change keeper (in this process).
+	// Changes is the change keeper in this process (nil with
+	// KeeperProcess).
 	Changes *changes.Keeper
 
 	// mu guards settings.
@@ -125,15 +130,22 @@ func Start(t testing.TB, opts Options) *Bridge {
 		}
 	}
 	// The change keeper in this process (the app's is a process of its own,
-	// answering the same way over a socket): closed after the host.
-	keeper, err := changes.NewKeeper(changes.Options{StateDir: b.Paths.StateDir})
-	if err != nil {
-		t.Fatalf("bridgetest: change keeper: %v", err)
+	// answering the same way over a socket): closed after the host. With
+	// KeeperProcess, the host opens the keeper process as the app does; it
+	// is stopped before the state directory is removed.
+	var tracker changes.Tracker
+	if opts.KeeperProcess {
+		t.Cleanup(func() { changes.StopKeeper(b.Paths.StateDir) })
+	} else {
+		keeper, err := changes.NewKeeper(changes.Options{StateDir: b.Paths.StateDir})
+		if err != nil {
+			t.Fatalf("bridgetest: change keeper: %v", err)
+		}
+		t.Cleanup(func() { keeper.Close() })
+		b.Changes, tracker = keeper, keeper
 	}
-	t.Cleanup(func() { keeper.Close() })
-	b.Changes = keeper
 	cfg := host.Options{Paths: b.Paths, Kind: exec.HostApp, AuditHost: "app", Socket: b.Socket, Env: os.Environ(),
-		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession, Changes: keeper}
+		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession, Changes: tracker}
 	if !opts.NoApprover {
 		b.Approver = approvertest.New(opts.Steps...)
 		cfg.Approver = b.Approver
@@ -162,6 +174,25 @@ func Start(t testing.TB, opts Options) *Bridge {
 	b.Server = h.Server
 	t.Cleanup(h.Close)
 	return b
+}
+
+// SettleChanges has the change keeper index and hash the project before a
+// benchmark times anything.
+func (b *Bridge) SettleChanges(t testing.TB) {
+	t.Helper()
+	tracker := changes.Tracker(b.Changes)
+	if b.Changes == nil {
+		client, closer, err := changes.Open(b.Paths.StateDir, "")
+		if err != nil {
+			t.Fatalf("bridgetest: change keeper: %v", err)
+		}
+		defer closer.Close()
+		tracker = client
+	}
+	tracker.Begin(b.Project, b.Project).Finish()
+	if err := tracker.Settle(b.Project); err != nil {
+		t.Fatalf("bridgetest: %v", err)
+	}
 }
 
 // Settings returns the current settings (the broker reads them per proposal).

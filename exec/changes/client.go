@@ -135,7 +135,7 @@ func (c *Client) Begin(root, dir string) Mark {
 		ch = make(chan reply, 1)
 		c.waiting[id] = ch
 	}
-	if err := c.enc.Encode(request{Op: "begin", ID: id, Root: root, Dir: dir, T0: t0.UnixNano()}); err != nil {
+	if err := c.enc.Encode(request{Op: "begin", ID: id, Root: root, Dir: dir, T0: t0.UnixNano(), Quiet: ch == nil}); err != nil {
 		c.dropLocked()
 		return &clientMark{fail: fmt.Sprintf("the change keeper could not be reached (%v)", err)}
 	}

@@ -520,10 +520,16 @@ const hashBatch = 256
 
 // hashInBackground hashes the files the first walk left unhashed (p.toHash),
 // a batch at a time under foldMu, so that folds (and runs' summaries) wait
-// at most one batch; then closes p.settled. A file whose stat changed since
+// at most one batch; then persists the index and closes p.settled. A file whose stat changed since
 // the walk is left to its fold.
 func (p *project) hashInBackground() {
 	defer close(p.settled)
+	defer func() {
+		// Persist the hashes now rather than at the next save timer.
+		p.foldMu.Lock()
+		p.save()
+		p.foldMu.Unlock()
+	}()
 	for {
 		p.foldMu.Lock()
 		p.mu.Lock()

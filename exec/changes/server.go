@@ -55,6 +55,8 @@ type request struct {
 	T0 int64 `json:"t0,omitempty"`
 	// Mark is a finish's mark: the ID of its begin.
 	Mark uint64 `json:"mark,omitempty"`
+	// Quiet asks for no reply to a begin (the host does not wait for it).
+	Quiet bool `json:"quiet,omitempty"`
 }
 
 // reply answers a request.
@@ -255,7 +257,9 @@ func (s *server) serve(c net.Conn) {
 				defer wg.Done()
 				p.m = s.k.BeginAt(req.Root, req.Dir, time.Unix(0, req.T0))
 				close(p.begun)
-				send(reply{ID: req.ID})
+				if !req.Quiet {
+					send(reply{ID: req.ID})
+				}
 			}()
 		case "finish":
 			mmu.Lock()

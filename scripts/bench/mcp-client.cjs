@@ -9,7 +9,6 @@
 //   SDK_DIR    a directory whose node_modules holds @modelcontextprotocol/sdk
 //   SPEC_JSON  {"command": "...", "args": [...], "cwd": "...", "env": {...},
 //               "tool": "run_command", "arguments": {...}, "calls": 100}
-//              (no tool: only start-up is measured)
 'use strict';
 const path = require('node:path');
 const { createRequire } = require('node:module');
@@ -36,11 +35,9 @@ async function main() {
       throw new Error('tool call failed: ' + JSON.stringify(res.content));
     }
   };
+  await call(); // warm-up: the first call's one-time costs (connection to the app)
   const latencies = [];
-  if (spec.tool) {
-    await call(); // warm-up: the first call's one-time costs (connection to the app)
-  }
-  for (let i = 0; spec.tool && i < spec.calls; i++) {
+  for (let i = 0; i < spec.calls; i++) {
     const t = performance.now();
     await call();
     latencies.push(performance.now() - t);
