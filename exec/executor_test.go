@@ -294,7 +294,7 @@ func TestRunChangeSummary(t *testing.T) {
 type slowTracker struct{ release chan struct{} }
 
 func (s slowTracker) Begin(string, string) changes.Mark { return slowMark(s) }
-func (s slowTracker) Settle(string) error                { return nil }
+func (s slowTracker) Settle(string) error               { return nil }
 
 type slowMark slowTracker
 
