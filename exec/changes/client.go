@@ -21,6 +21,11 @@ const (
 	startWait = 10 * time.Second
 	// replySlack is added to Limits.MaxWait for a reply from the keeper.
 	replySlack = 30 * time.Second
+	// quietBegin is how long a run in a project the keeper already keeps
+	// may go before the keeper is told of it: a shorter run's begin is sent
+	// with its finish, so the keeper does not wake while it runs. It must
+	// stay well under the keeper's lateBegin.
+	quietBegin = time.Second
 )
 
 // Open returns the change tracker a host uses: on Linux a Client of the
@@ -117,10 +122,11 @@ type Client struct {
 	closed bool
 }
 
-// Begin implements Tracker. In a project this connection has seen it only
-// sends the request; otherwise it waits for the keeper (which may start
-// the keeper process, and in a project never indexed waits for its first
-// walk).
+// Begin implements Tracker. In a project this connection has seen it
+// sends nothing yet: the begin (with the run's start time) goes with the
+// finish, or after quietBegin for a run still going then. Otherwise it
+// tells the keeper at once and waits for it (which may start the keeper
+// process, and in a project never indexed waits for its first walk).
 func (c *Client) Begin(root, dir string) Mark {
 	t0 := time.Now()
 	c.mu.Lock()
@@ -129,28 +135,29 @@ func (c *Client) Begin(root, dir string) Mark {
 		return &clientMark{fail: fmt.Sprintf("the change keeper could not be reached (%v)", err)}
 	}
 	c.nextID++
-	id := c.nextID
-	var ch chan reply
-	if !c.known[root] {
-		ch = make(chan reply, 1)
-		c.waiting[id] = ch
+	m := &clientMark{c: c, conn: c.conn, id: c.nextID, begin: request{Op: "begin", ID: c.nextID, Root: root, Dir: dir, T0: t0.UnixNano()}}
+	if c.known[root] {
+		m.begin.Quiet = true
+		m.timer = time.AfterFunc(quietBegin, m.sendBegin)
+		return m
 	}
-	if err := c.enc.Encode(request{Op: "begin", ID: id, Root: root, Dir: dir, T0: t0.UnixNano(), Quiet: ch == nil}); err != nil {
+	ch := make(chan reply, 1)
+	c.waiting[m.id] = ch
+	m.sent = true
+	if err := c.enc.Encode(m.begin); err != nil {
 		c.dropLocked()
 		return &clientMark{fail: fmt.Sprintf("the change keeper could not be reached (%v)", err)}
 	}
-	m := &clientMark{c: c, conn: c.conn, id: id}
-	if ch != nil {
-		c.mu.Unlock()
-		r, err := await(ch, DefaultLimits().MaxWait+replySlack)
-		c.mu.Lock()
-		if err != nil {
-			m.fail = err.Error()
-		} else if r.Error != "" {
-			m.fail = r.Error
-		} else {
-			c.known[root] = true
-		}
+	c.mu.Unlock()
+	r, err := await(ch, DefaultLimits().MaxWait+replySlack)
+	c.mu.Lock()
+	switch {
+	case err != nil:
+		m.fail = err.Error()
+	case r.Error != "":
+		m.fail = r.Error
+	case c.known != nil: // nil when the connection broke meanwhile
+		c.known[root] = true
 	}
 	return m
 }
@@ -283,12 +290,32 @@ type clientMark struct {
 	conn net.Conn
 	// id is the begin's request id.
 	id uint64
+	// begin is the begin request; sent says it went out (guarded by c.mu).
+	begin request
+	// sent is true once begin was sent.
+	sent bool
+	// timer sends a quiet begin after quietBegin; nil when sent at once.
+	timer *time.Timer
 	// fail says why there is no summary.
 	fail string
 	// once makes Finish idempotent.
 	once sync.Once
 	// res is the summary.
 	res *Summary
+}
+
+// sendBegin tells the keeper of a run still going after quietBegin.
+func (m *clientMark) sendBegin() {
+	c := m.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m.sent || c.conn != m.conn {
+		return
+	}
+	m.sent = true
+	if err := c.enc.Encode(m.begin); err != nil {
+		c.dropLocked()
+	}
 }
 
 // Finish implements Mark: it asks the keeper for the summary and waits.
@@ -302,10 +329,21 @@ func (m *clientMark) finish() *Summary {
 		return Unknown(m.fail)
 	}
 	c := m.c
+	if m.timer != nil {
+		m.timer.Stop()
+	}
 	c.mu.Lock()
 	if c.conn != m.conn {
 		c.mu.Unlock()
 		return Unknown("the connection to the change keeper broke during the run")
+	}
+	if !m.sent {
+		m.sent = true
+		if err := c.enc.Encode(m.begin); err != nil {
+			c.dropLocked()
+			c.mu.Unlock()
+			return Unknown(fmt.Sprintf("the change keeper could not be reached (%v)", err))
+		}
 	}
 	c.nextID++
 	id := c.nextID

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -24,8 +25,8 @@ const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATT
 // watch per indexed directory. It is written by hand over inotify rather
 // than with fsnotify because the index needs what fsnotify does not offer:
 // watch descriptors that survive a directory's rename without rewriting
-// paths, IN_ONLYDIR/IN_DONT_FOLLOW/IN_EXCL_UNLINK, and a barrier through
-// the event queue.
+// paths, IN_ONLYDIR/IN_DONT_FOLLOW/IN_EXCL_UNLINK, and draining the event
+// queue on demand (the barrier).
 type watcher struct {
 	// f is the inotify descriptor (non-blocking, read through the runtime
 	// poller); fd is the same descriptor for inotify_add_watch (f.Fd would
@@ -38,27 +39,25 @@ type watcher struct {
 	// gone is closed when the barrier directory was removed.
 	gone chan struct{}
 
-	// mu guards targets and goneClosed.
+	// mu guards targets, goneClosed and closed.
 	mu sync.Mutex
 	// targets maps watch descriptors to the directory they watch.
 	targets map[int32]watchTarget
 	// goneClosed says gone is closed.
 	goneClosed bool
 
-	// barrierWD watches the barrier directory, whose times are set to
-	// make an event there. (Nothing in it is kept open: an open file would
-	// pin the directory, and its removal would not be reported.)
+	// barrierWD watches the barrier directory, a directory of the Keeper's
+	// own whose removal means its state directory is gone (gone).
 	barrierWD int32
-	// barrierDir is the barrier directory.
-	barrierDir string
-	// barrierMu serialises barriers.
-	barrierMu sync.Mutex
-	// seenMu guards seen and seenCh.
-	seenMu sync.Mutex
-	// seen counts barrier events read.
-	seen uint64
-	// seenCh is closed (and replaced) at each barrier event.
-	seenCh chan struct{}
+	// rc reads f through the runtime poller, keeping it open meanwhile.
+	rc syscall.RawConn
+	// readMu serialises reading the queue (drain), by the reader goroutine
+	// or a barrier; buf is the buffer it reads into.
+	readMu sync.Mutex
+	// buf holds events read; guarded by readMu.
+	buf []byte
+	// closed is set by close; guarded by mu.
+	closed bool
 	// done is closed when the reader stopped.
 	done chan struct{}
 }
@@ -84,15 +83,18 @@ func newWatcher(barrierDir string, onOverflow func()) (*watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("changes: inotify: %w (fs.inotify.max_user_instances may be reached)", err)
 	}
-	bwd, err := unix.InotifyAddWatch(fd, barrierDir, unix.IN_ATTRIB|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_ONLYDIR)
+	bwd, err := unix.InotifyAddWatch(fd, barrierDir, unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_ONLYDIR)
 	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("changes: watching %s: %w", barrierDir, err)
 	}
 	w := &watcher{
 		f: os.NewFile(uintptr(fd), "inotify"), fd: fd, onOverflow: onOverflow, gone: make(chan struct{}),
-		targets: map[int32]watchTarget{}, barrierWD: int32(bwd), barrierDir: barrierDir,
-		seenCh: make(chan struct{}), done: make(chan struct{}),
+		targets: map[int32]watchTarget{}, barrierWD: int32(bwd), buf: make([]byte, 256<<10), done: make(chan struct{}),
+	}
+	if w.rc, err = w.f.SyscallConn(); err != nil {
+		w.f.Close()
+		return nil, err
 	}
 	go w.read()
 	return w, nil
@@ -128,51 +130,43 @@ func (w *watcher) remove(wd int32, p *project, rel string) {
 }
 
 // barrier returns once every event queued before it was called has been
-// read and handed to its project: it sets the barrier directory's times
-// and waits for that change's event, which the kernel queues after all
-// earlier ones.
-func (w *watcher) barrier(timeout time.Duration) error {
-	w.barrierMu.Lock()
-	defer w.barrierMu.Unlock()
-	w.seenMu.Lock()
-	before := w.seen
-	w.seenMu.Unlock()
-	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, w.barrierDir, now, 0); err != nil {
-		return err
+// read and handed to its project. The kernel queues an event in the very
+// system call that makes the change, so once a run's processes are gone
+// every event of theirs is queued: reading the queue until it is empty,
+// here and now (drain), is the barrier — no round trip through another
+// goroutine.
+func (w *watcher) barrier(time.Duration) error {
+	// Control holds the descriptor open (Close waits) while it drains.
+	if err := w.rc.Control(func(fd uintptr) { w.drain(int(fd)) }); err != nil {
+		return errors.New("the watcher stopped")
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		w.seenMu.Lock()
-		seen, ch := w.seen, w.seenCh
-		w.seenMu.Unlock()
-		if seen > before {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			return errors.New("the filesystem event queue did not answer in time")
-		case <-w.done:
-			return errors.New("the watcher stopped")
-		}
-	}
+	return nil
 }
 
-// read reads events until the descriptor is closed.
+// read hands events to their projects until the descriptor is closed: it
+// waits (in the runtime poller) until the queue has events and drains it.
 func (w *watcher) read() {
 	defer close(w.done)
-	buf := make([]byte, 256<<10)
+	w.rc.Read(func(fd uintptr) bool {
+		w.drain(int(fd))
+		return w.isClosed()
+	})
+}
+
+// drain reads and handles every event queued on fd (the inotify
+// descriptor, held open by the caller), until the queue is empty.
+func (w *watcher) drain(fd int) {
+	w.readMu.Lock()
+	defer w.readMu.Unlock()
 	for {
-		n, err := w.f.Read(buf)
-		if err != nil {
-			return
+		n, err := unix.Read(fd, w.buf)
+		if err != nil || n <= 0 {
+			return // EAGAIN: empty; EBADF: closed
 		}
 		now := time.Now().UnixNano()
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
+			name := w.buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
@@ -180,6 +174,13 @@ func (w *watcher) read() {
 			w.handle(ev.Wd, ev.Mask, string(name), now)
 		}
 	}
+}
+
+// isClosed reports whether close was called.
+func (w *watcher) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
 }
 
 // handle hands one event to its project.
@@ -196,13 +197,7 @@ func (w *watcher) handle(wd int32, mask uint32, name string, now int64) {
 				close(w.gone)
 			}
 			w.mu.Unlock()
-			return
 		}
-		w.seenMu.Lock()
-		w.seen++
-		close(w.seenCh)
-		w.seenCh = make(chan struct{})
-		w.seenMu.Unlock()
 		return
 	}
 	w.mu.Lock()
@@ -223,6 +218,9 @@ func (w *watcher) handle(wd int32, mask uint32, name string, now int64) {
 
 // close stops the watcher.
 func (w *watcher) close() {
-	w.f.Close()
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.f.Close() // waits for a drain in progress
 	<-w.done
 }
