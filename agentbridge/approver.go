@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/runinfo"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -70,6 +71,10 @@ type ApprovalRequest struct {
 	// MatchedRule is the allow-list rule that matched the command but did
 	// not allow it because of Findings; nil when no rule matched.
 	MatchedRule *prefs.Rule
+	// Confinement is how the run would be confined if approved now (what
+	// it may write, its network); Summary is the line to show. Zero for
+	// hook requests (the agent's shell runs them, unconfined by agentgate).
+	Confinement runinfo.Confinement
 	// Proposed is when the proposal arrived.
 	Proposed time.Time
 	// Expires is when it expires unanswered.
@@ -81,6 +86,8 @@ func (r *ApprovalRequest) clone() *ApprovalRequest {
 	c := *r
 	c.Command = cloneCommand(r.Command)
 	c.Findings = slices.Clone(r.Findings)
+	c.Confinement.Writes = slices.Clone(r.Confinement.Writes)
+	c.Confinement.Dropped = slices.Clone(r.Confinement.Dropped)
 	if r.MatchedRule != nil {
 		rule := *r.MatchedRule
 		rule.Tokens = slices.Clone(rule.Tokens)

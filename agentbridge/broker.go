@@ -396,6 +396,8 @@ func (s *Session) Propose(p wire.ProposeParams) (wire.ProposeResult, *wire.Error
 	if err := b.record(s, proposal); err != nil {
 		return wire.ProposeResult{}, auditFailed(err)
 	}
+	// The person sees how the run would be confined (what it may write).
+	t.req.Confinement = b.cfg.Executor.Confinement(cmd, exec.Meta{})
 	if werr := b.enqueueQuestion(s, t, settings); werr != nil {
 		return wire.ProposeResult{}, b.refuse(s, id, werr)
 	}

@@ -92,9 +92,16 @@ func (a *terminalApprover) Ask(ctx context.Context, req *agentbridge.ApprovalReq
 		fmt.Fprintf(a.out, "  ! %s\n", f)
 	}
 	fmt.Fprintf(a.out, "  command:    %s\n", display.Command(cmd.Argv))
-	fmt.Fprintf(a.out, "  program:    %s\n", display.Word(cmd.Executable))
+	prog := display.Word(cmd.Executable)
+	if cmd.ExecutableResolved != "" && cmd.ExecutableResolved != cmd.Executable {
+		prog += " → " + display.Word(cmd.ExecutableResolved)
+	}
+	fmt.Fprintf(a.out, "  program:    %s\n", prog)
 	fmt.Fprintf(a.out, "  directory:  %s (project %s)\n", display.Word(cmd.DirRel), display.Word(cmd.ProjectRoot))
 	fmt.Fprintf(a.out, "  timeout:    %s\n", cmd.Timeout)
+	if c := req.Confinement; c.Writes != nil || c.Unconfined != "" {
+		fmt.Fprintf(a.out, "  confined:   %s\n", display.Text(c.Summary()))
+	}
 	if len(cmd.Stdin) > 0 {
 		fmt.Fprintf(a.out, "  stdin:      %d bytes\n", len(cmd.Stdin))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/runinfo"
 )
 
 // TestPromptIgnoresTypedAhead: a line typed before the question was shown —
@@ -76,4 +77,39 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.String()
+}
+
+// TestPromptShowsConfinement: the terminal prompt says what the run may
+// write and where its program resolves to, and offers no way to lift the
+// confinement (only the desktop card does, once).
+func TestPromptShowsConfinement(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	var out bytes.Buffer
+	sw := &syncWriter{w: &out}
+	a := newTerminalApprover(r, sw, nil, nil)
+	req := &agentbridge.ApprovalRequest{ID: "r1", Command: exec.Command{Argv: []string{"python3", "x.py"},
+		Executable: "/usr/bin/python3", ExecutableResolved: "/usr/bin/python3.11", Dir: "/p", DirRel: ".", ProjectRoot: "/p", Timeout: time.Minute},
+		Confinement: runinfo.Confinement{Writes: []string{"project", "temp", "cache"}, Network: "none", NetworkBy: "namespace"}}
+	done := make(chan agentbridge.Answer, 1)
+	go func() {
+		ans, _ := a.Ask(context.Background(), req)
+		done <- ans
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(sw.String(), "Run it?") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := io.WriteString(w, "d\n"); err != nil {
+		t.Fatal(err)
+	}
+	if ans := <-done; ans.Approved || ans.WithoutWriteConfinement {
+		t.Fatalf("answer %+v", ans)
+	}
+	text := sw.String()
+	for _, want := range []string{"confined:   writes: project, temp, cache; network: none", "program:    /usr/bin/python3 → /usr/bin/python3.11"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, text)
+		}
+	}
 }

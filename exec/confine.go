@@ -212,8 +212,11 @@ func (t *tmpDirs) makeSpare() {
 	t.spare = dir
 }
 
-// remove removes a run's directory in the background.
+// remove removes a run's directory in the background ("" is none).
 func (t *tmpDirs) remove(dir string) {
+	if dir == "" {
+		return
+	}
 	t.pending.Add(1)
 	go func() {
 		defer t.pending.Done()
@@ -542,4 +545,18 @@ func DefaultConfineSettings() ConfineSettings {
 func (e *Executor) confineCaps() *confineCaps {
 	e.capsOnce.Do(func() { e.caps = probeConfinement(e.cfg.Confine) })
 	return e.caps
+}
+
+// Confinement returns how cmd would be confined if it started now, with
+// meta's one-time approval without write confinement or without: what the
+// card and the terminal prompt show before anyone decides. Nothing is made
+// for it. When the run would be refused for want of confinement
+// (require_confinement, or network none that cannot be applied), Unconfined
+// says so. The run's record keeps what was applied.
+func (e *Executor) Confinement(cmd Command, meta Meta) runinfo.Confinement {
+	plan, ref := e.confine(cmd, meta, true)
+	if ref != nil {
+		return runinfo.Confinement{Unconfined: "it would be refused: " + ref.Message}
+	}
+	return plan.info
 }

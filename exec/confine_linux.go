@@ -111,7 +111,10 @@ var deviceDirs = []string{"/dev/pts", "/dev/shm"}
 // network setting but gets no write rules. When writes cannot be confined
 // the run starts unconfined and says why, unless require_confinement
 // refuses it; network none that cannot be applied is always refused.
-func (e *Executor) confine(cmd Command, meta Meta) (*confinePlan, *Refusal) {
+//
+// With preview set it only describes (Executor.Confinement): nothing is
+// made (no temporary directory, no ruleset) and plan.sandbox stays nil.
+func (e *Executor) confine(cmd Command, meta Meta, preview bool) (*confinePlan, *Refusal) {
 	cc := e.cfg.Confine
 	if cc.Off {
 		return unconfinedPlan("write confinement is off for this host", ""), nil
@@ -137,11 +140,19 @@ func (e *Executor) confine(cmd Command, meta Meta) (*confinePlan, *Refusal) {
 		}
 		return unconfinedPlan(why, s.Network), nil
 	}
-	tmp, err := e.tmps.take()
-	if err != nil {
-		return nil, refusef(CodeFailedToStart, "could not create the run's temporary directory: %v; nothing ran", err)
+	// A preview plans with a stand-in for the run's temporary directory
+	// (made only for a run), named like one so the same rules judge it.
+	tmp := filepath.Join(os.TempDir(), tmpPattern+"preview")
+	if !preview {
+		var err error
+		if tmp, err = e.tmps.take(); err != nil {
+			return nil, refusef(CodeFailedToStart, "could not create the run's temporary directory: %v; nothing ran", err)
+		}
 	}
-	plan := &confinePlan{tmpDir: tmp, info: runinfo.Confinement{Network: s.Network, Landlock: caps.abi, Scoped: caps.abi >= 6}}
+	plan := &confinePlan{info: runinfo.Confinement{Network: s.Network, Landlock: caps.abi, Scoped: caps.abi >= 6}}
+	if !preview {
+		plan.tmpDir = tmp
+	}
 	in := confineInputs{root: cmd.ProjectRoot, tmp: tmp, cache: cc.CacheDir, home: cc.Home, settings: s,
 		protect: cc.Protect, mountNS: caps.namespaces}
 	if in.home == "" {
@@ -168,8 +179,10 @@ func (e *Executor) confine(cmd Command, meta Meta) (*confinePlan, *Refusal) {
 		for _, w := range wp.writable {
 			dirs = append(dirs, w.path)
 			// A path that does not exist now is not writable in this run
-			// (Landlock grants by inode): only the others are shown.
-			if _, err := os.Stat(w.path); err == nil && !slices.Contains(plan.info.Writes, w.label) {
+			// (Landlock grants by inode): only the others are shown (a
+			// preview's temporary directory is made only for the run).
+			_, err := os.Stat(w.path)
+			if (err == nil || preview && w.path == tmp) && !slices.Contains(plan.info.Writes, w.label) {
 				plan.info.Writes = append(plan.info.Writes, w.label)
 			}
 		}
@@ -191,13 +204,16 @@ func (e *Executor) confine(cmd Command, meta Meta) (*confinePlan, *Refusal) {
 			cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 			plan.info.NetworkBy = "landlock-tcp"
 		default:
-			e.tmps.remove(tmp)
+			e.tmps.remove(plan.tmpDir)
 			return nil, confinementUnavailable("network none needs a network namespace or Landlock ABI 4, and this machine has neither")
 		}
 	}
+	if preview {
+		return plan, nil
+	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil || fd < 0 {
-		e.tmps.remove(tmp)
+		e.tmps.remove(plan.tmpDir)
 		if err == nil {
 			err = fmt.Errorf("the kernel has nothing to restrict")
 		}

@@ -314,3 +314,32 @@ try agentsettings touch "$H/.claude/settings.json"
 func TestConfinementAsUnprivilegedUser(t *testing.T) {
 	asuser.Run(t, "^(TestConfinedRun|TestNetworkNone|TestWithoutWriteConfinement|TestHomeAsWritablePath)")
 }
+
+// TestConfinementPreviewIsWhatRunsGet: what the card and the terminal
+// prompt show before anyone decides (Executor.Confinement) is the
+// confinement the run then gets, with and without the one-time approval
+// without write confinement; a preview makes nothing (no temporary
+// directory).
+func TestConfinementPreviewIsWhatRunsGet(t *testing.T) {
+	w := newConfineWorld(t, DefaultConfineSettings())
+	cmd, err := Validate(Proposal{Argv: []string{"true"}, ProjectRoot: w.root}, PathFromEnv(w.e.cfg.Env))
+	require.NoError(t, err)
+	for _, meta := range []Meta{{}, {WithoutWriteConfinement: true}} {
+		shown := w.e.Confinement(cmd, meta)
+		w.e.tmps.mu.Lock()
+		spare, making := w.e.tmps.spare, w.e.tmps.making
+		w.e.tmps.mu.Unlock()
+		if !meta.WithoutWriteConfinement {
+			assert.Equal(t, []string{"project", "temp", "cache"}, shown.Writes[:3])
+			assert.Equal(t, "writes: project, temp, cache", shown.Summary()[:len("writes: project, temp, cache")])
+		}
+		r, err := w.e.Start(cmd, meta)
+		require.NoError(t, err)
+		rec := waitRun(t, r)
+		require.NotNil(t, rec.Confinement)
+		assert.Equal(t, shown, *rec.Confinement, "shown before the run vs applied to it (%+v)", meta)
+		if meta == (Meta{}) {
+			assert.True(t, spare == "" && !making, "a preview before any run made a temporary directory")
+		}
+	}
+}

@@ -11,7 +11,7 @@ func probeConfinement(ConfineConfig) *confineCaps { return &confineCaps{} }
 // confine leaves the run's writes unconfined off Linux and says so, unless
 // require_confinement (or network none, which nothing here can apply)
 // refuses it.
-func (e *Executor) confine(cmd Command, meta Meta) (*confinePlan, *Refusal) {
+func (e *Executor) confine(cmd Command, meta Meta, preview bool) (*confinePlan, *Refusal) {
 	cc := e.cfg.Confine
 	if cc.Off {
 		return unconfinedPlan("write confinement is off for this host", ""), nil

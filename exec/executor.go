@@ -246,7 +246,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	if testHookVerified != nil {
 		testHookVerified()
 	}
-	plan, ref := e.confine(cmd, meta)
+	plan, ref := e.confine(cmd, meta, false)
 	if ref != nil {
 		return r, r.failStart(ref.Code, ref.Message)
 	}

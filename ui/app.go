@@ -117,7 +117,15 @@ func run() error {
 	d.build()
 	h.Broker.SetApprover(d.queue)
 	h.Serve(agentbridge.ServerOptions{OnShow: func() { fyne.Do(d.showMain) }})
-	model.FollowRuns(ctx, d.procs, func() { fyne.Do(d.procView.refresh); d.ticker.Poke() })
+	model.FollowRuns(ctx, d.procs, func() {
+		fyne.Do(d.procView.refresh)
+		d.ticker.Poke()
+		for _, rec := range d.procs.ProtectedAlerts() {
+			text := model.ProtectedAlertText(&rec)
+			fmt.Fprintln(os.Stderr, "agentgate: files that steer agents changed:", text)
+			fyne.Do(func() { d.sendNotification("agentgate: files that steer agents changed", text) })
+		}
+	})
 	// Agents update themselves: warn when one setup wired is newer than the
 	// versions agentgate was tested with (off every hook's path).
 	go func() {

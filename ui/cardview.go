@@ -58,12 +58,17 @@ type cardView struct {
 	// escapedRow is the escaped warning with its icon (hidden when none).
 	escapedRow                              *fyne.Container
 	executable, cwd, timeout, stdin, expiry *widget.Label
-	reason                                  *widget.Label
-	reasonBox                               *fyne.Container
-	message                                 *widget.Entry
-	status                                  *widget.Label
-	deny, allow                             *widget.Button
-	approve                                 *approveButton
+	// confinement says what the run may write (and its network).
+	confinement *widget.Label
+	// unconfinedOnce approves this one run without write confinement when
+	// ticked (shown only when the run's writes would be confined).
+	unconfinedOnce *widget.Check
+	reason         *widget.Label
+	reasonBox      *fyne.Container
+	message        *widget.Entry
+	status         *widget.Label
+	deny, allow    *widget.Button
+	approve        *approveButton
 	// The "Always allow ▾" panel, hidden until the person opens it: what
 	// (program or exact command), how long (always: a rule; or a
 	// temporary grant), and where (the rule's list).
@@ -110,6 +115,8 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 	v.executable, v.cwd = wrapLabel(""), wrapLabel("")
 	v.executable.TextStyle.Monospace, v.cwd.TextStyle.Monospace = true, true
 	v.timeout, v.stdin, v.expiry = widget.NewLabel(""), widget.NewLabel(""), widget.NewLabel("")
+	v.confinement = wrapLabel("")
+	v.unconfinedOnce = widget.NewCheck("Approve this run without write confinement (it may write anywhere you can)", nil)
 	v.reason = proseLabel("")
 	v.reason.TextStyle.Italic = true
 	v.message = widget.NewEntry()
@@ -161,12 +168,13 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 		fieldLabel("Program"), v.executable,
 		fieldLabel("Directory"), v.cwd,
 		fieldLabel("Timeout"), v.timeout,
+		fieldLabel("Confined"), v.confinement,
 		fieldLabel("Input"), v.stdin,
 		fieldLabel("Expires in"), v.expiry,
 	)
 	body := container.NewVBox(
 		widget.NewLabelWithStyle("Command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		commandBox, v.commandHint, v.escapedRow, v.shellWarning, v.guard, facts, v.reasonBox, v.allowPanel,
+		commandBox, v.commandHint, v.escapedRow, v.shellWarning, v.guard, facts, v.reasonBox, v.unconfinedOnce, v.allowPanel,
 	)
 	header := container.NewBorder(nil, nil, nil, container.NewHBox(v.position, v.prev, v.next), v.title)
 	buttons := container.NewGridWithColumns(3, v.deny, v.allow, v.approve)
@@ -235,6 +243,13 @@ func (v *cardView) refresh() bool {
 	v.executable.SetText(c.Executable)
 	v.cwd.SetText(c.Cwd)
 	v.timeout.SetText(c.Timeout)
+	v.confinement.SetText(c.Confinement)
+	v.unconfinedOnce.SetChecked(false)
+	if model.OffersUnconfinedOnce(req) {
+		v.unconfinedOnce.Show()
+	} else {
+		v.unconfinedOnce.Hide()
+	}
 	v.stdin.SetText(c.Stdin)
 	v.expiry.SetText(c.ExpiresIn)
 	v.reason.SetText(c.Reason)
@@ -297,7 +312,7 @@ func setOptional(l *widget.Label, text string) {
 
 // setArmed enables or disables every answering button.
 func (v *cardView) setArmed(armed bool) {
-	for _, w := range []fyne.Disableable{v.deny, v.allow, v.approve, v.confirm, v.useExact} {
+	for _, w := range []fyne.Disableable{v.deny, v.allow, v.approve, v.confirm, v.useExact, v.unconfinedOnce} {
 		if armed {
 			w.Enable()
 		} else {
@@ -525,8 +540,15 @@ func (v *cardView) closeAllowPanel() {
 // onDeny denies with the typed message.
 func (v *cardView) onDeny() { v.report(v.model.Deny(v.message.Text)) }
 
-// onApprove approves.
-func (v *cardView) onApprove() { v.report(v.model.Approve()) }
+// onApprove approves, for this run without write confinement when the
+// person ticked that.
+func (v *cardView) onApprove() {
+	if v.unconfinedOnce.Visible() && v.unconfinedOnce.Checked {
+		v.report(v.model.ApproveWithoutWriteConfinement())
+		return
+	}
+	v.report(v.model.Approve())
+}
 
 // onAlwaysAllow saves the selected rule, or gives the selected temporary
 // grant, and approves.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentgate/agentgate/agentbridge"
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/runinfo"
 	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/ui/model"
 	"github.com/agentgate/agentgate/ui/model/modeltest"
@@ -163,6 +164,7 @@ func TestCardMarkup(t *testing.T) {
 	cw, _, q := newTestCard(t, &modeltest.Rules{})
 	req := modeltest.Request("a", "printf", "%s", "safe\u202eexe.sh")
 	req.Expires = time.Date(2026, 1, 1, 10, 10, 0, 0, time.UTC)
+	req.Confinement = runinfo.Confinement{Writes: []string{"project", "temp", "cache"}, Network: "any"}
 	modeltest.Ask(t, context.Background(), q, req)
 	modeltest.Ask(t, context.Background(), q, modeltest.Request("b", "ls"))
 	cw.refresh()
@@ -254,4 +256,44 @@ func TestCardViewGuard(t *testing.T) {
 	assert.True(t, v.warning.Visible())
 	assert.Contains(t, v.warning.Text, "exactly this command again")
 	assert.False(t, v.useExact.Visible())
+}
+
+// TestCardViewApproveWithoutWriteConfinementOnce: the card shows the run's
+// confinement; the tick to lift write confinement is inert until the card
+// arms, approves only the run shown, and is cleared for the next card; a
+// run whose writes are not confined anyway is not offered it.
+func TestCardViewApproveWithoutWriteConfinementOnce(t *testing.T) {
+	cw, clock, q := newTestCard(t, &modeltest.Rules{})
+	confined := runinfo.Confinement{Writes: []string{"project", "temp", "cache"}, Network: "any"}
+	a, b := modeltest.Request("a", "make"), modeltest.Request("b", "make", "install")
+	a.Confinement, b.Confinement = confined, confined
+	c := modeltest.Request("c", "ls")
+	c.Confinement = runinfo.Confinement{Unconfined: "Landlock is not available on this kernel", Network: "any"}
+	chA := modeltest.Ask(t, context.Background(), q, a)
+	chB := modeltest.Ask(t, context.Background(), q, b)
+	modeltest.Ask(t, context.Background(), q, c)
+	cw.refresh()
+	v := cw.view
+	assert.Equal(t, "writes: project, temp, cache", v.confinement.Text)
+	require.True(t, v.unconfinedOnce.Visible())
+	test.Tap(v.unconfinedOnce)
+	assert.False(t, v.unconfinedOnce.Checked, "inert before the card arms")
+
+	arm(cw, clock)
+	test.Tap(v.unconfinedOnce)
+	require.True(t, v.unconfinedOnce.Checked)
+	test.Tap(v.approve)
+	ansA := modeltest.Result(t, chA).Answer
+	assert.True(t, ansA.Approved && ansA.WithoutWriteConfinement, "%+v", ansA)
+
+	cw.refresh()
+	arm(cw, clock)
+	assert.False(t, v.unconfinedOnce.Checked, "the next card starts confined")
+	test.Tap(v.approve)
+	ansB := modeltest.Result(t, chB).Answer
+	assert.True(t, ansB.Approved && !ansB.WithoutWriteConfinement, "%+v", ansB)
+
+	cw.refresh()
+	assert.Equal(t, "writes: not confined (Landlock is not available on this kernel)", v.confinement.Text)
+	assert.False(t, v.unconfinedOnce.Visible(), "nothing to lift")
 }

@@ -139,8 +139,12 @@ const summaryWrites = 5
 
 // Summary is the one line a person reads: "writes: project, temp, cache",
 // at most five places and then "and N more", or "writes: not confined
-// (REASON)"; then "; network: none" when the network is cut off.
+// (REASON)"; then "; network: none" when the network is cut off. The zero
+// Confinement (nothing known) gives "".
 func (c Confinement) Summary() string {
+	if c.Unconfined == "" && len(c.Writes) == 0 {
+		return ""
+	}
 	s := "writes: not confined (" + c.Unconfined + ")"
 	if c.Unconfined == "" {
 		shown := c.Writes

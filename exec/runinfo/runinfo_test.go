@@ -57,6 +57,7 @@ func TestConfinementSummary(t *testing.T) {
 		c    Confinement
 		want string
 	}{
+		{Confinement{}, ""},
 		{Confinement{Writes: []string{"project", "temp", "cache"}, Network: "any"}, "writes: project, temp, cache"},
 		{Confinement{Writes: []string{"project", "temp", "cache", "~/.npm"}, Network: "none", NetworkBy: "namespace"}, "writes: project, temp, cache, ~/.npm; network: none"},
 		{Confinement{Writes: []string{"project"}, Network: "none", NetworkBy: "landlock-tcp"}, "writes: project; network: none (TCP only)"},

@@ -167,6 +167,30 @@ func (m *CardModel) Approve() error {
 	return m.Queue.Answer(req.ID, agentbridge.Answer{Approved: true, By: "card"})
 }
 
+// ApproveWithoutWriteConfinement approves the shown proposal for this one
+// run without write confinement: it may write anywhere the person can;
+// its scoping, network setting and lifetime bounds still hold. The card
+// offers it only when the run's writes would be confined
+// (OffersUnconfinedOnce); otherwise, and for a hook request, it refuses.
+// Errors otherwise as for Approve.
+func (m *CardModel) ApproveWithoutWriteConfinement() error {
+	req, err := m.armedRequest()
+	if err != nil {
+		return err
+	}
+	if !OffersUnconfinedOnce(req) {
+		return errors.New("this run's writes are not confined anyway; approve it with Approve")
+	}
+	return m.Queue.Answer(req.ID, agentbridge.Answer{Approved: true, By: "card", WithoutWriteConfinement: true})
+}
+
+// OffersUnconfinedOnce reports whether the card offers to approve req
+// without write confinement: a command agentgate runs (not a hook
+// request) whose writes would be confined.
+func OffersUnconfinedOnce(req *agentbridge.ApprovalRequest) bool {
+	return !req.ThroughAgentShell && len(req.Command.Argv) > 0 && req.Confinement.Unconfined == "" && len(req.Confinement.Writes) > 0
+}
+
 // Deny denies the shown proposal; message (trimmed, may be empty) goes to
 // the agent. Errors as for Approve.
 func (m *CardModel) Deny(message string) error {
@@ -212,8 +236,13 @@ type CardContent struct {
 	// Escaped warns that the command holds characters shown escaped
 	// (EscapedWarning) and is "" when it holds none.
 	Escaped string
-	// Executable is the resolved program path ("" for hook requests).
+	// Executable is the program's path, and "→ the file it resolves to"
+	// when symlinks lead elsewhere ("" for hook requests).
 	Executable string
+	// Confinement says what the run may write and its network
+	// ("writes: project, temp, cache"), or that its writes are not
+	// confined and why; "" for hook requests.
+	Confinement string
 	// Cwd is the working directory relative to the project, with the project.
 	Cwd string
 	// Timeout is the run's bound, e.g. "2 min".
@@ -245,12 +274,16 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 		}
 		c.ThroughShell = "Runs through the agent's own shell: agentgate only decides, it cannot bound or stop this command."
 		c.Cwd = EscapeText(req.Cwd)
-		c.Timeout, c.Stdin, c.Executable = "set by the agent", "—", "—"
+		c.Timeout, c.Stdin, c.Executable, c.Confinement = "set by the agent", "—", "—", "—"
 		return c
 	}
 	cmd := req.Command
 	c.Command = display.Command(cmd.Argv)
 	c.Executable = display.Word(cmd.Executable)
+	if cmd.ExecutableResolved != "" && cmd.ExecutableResolved != cmd.Executable {
+		c.Executable += " → " + display.Word(cmd.ExecutableResolved)
+	}
+	c.Confinement = display.Text(req.Confinement.Summary())
 	rel := cmd.DirRel
 	if rel == "" {
 		rel = "."

@@ -59,6 +59,9 @@ type ProcessesModel struct {
 	view []*exec.Record
 	// filter is the current filter.
 	filter Filter
+	// alerted holds the runs whose protected-file changes were announced
+	// (ProtectedAlerts); those found by LoadAll count as announced.
+	alerted map[string]bool
 }
 
 // runsDir is the directory holding the run records.
@@ -74,9 +77,40 @@ func (m *ProcessesModel) LoadAll() error {
 	}
 	m.mu.Lock()
 	m.all = all
+	m.alerted = make(map[string]bool)
+	for id, rec := range all {
+		if len(rec.ProtectedChanged) > 0 {
+			m.alerted[id] = true
+		}
+	}
 	m.rebuildLocked()
 	m.mu.Unlock()
 	return err
+}
+
+// ProtectedAlerts returns, once each, the runs read since LoadAll whose
+// record reports changes to the files that steer agents and tools
+// (exec.Record.ProtectedChanged), for a notification.
+func (m *ProcessesModel) ProtectedAlerts() []exec.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.alerted == nil {
+		m.alerted = make(map[string]bool)
+	}
+	var out []exec.Record
+	for id, rec := range m.all {
+		if len(rec.ProtectedChanged) > 0 && !m.alerted[id] {
+			m.alerted[id] = true
+			out = append(out, *rec)
+		}
+	}
+	return out
+}
+
+// ProtectedAlertText is the notification for a run that changed protected
+// files: what changed, and the command, escaped.
+func ProtectedAlertText(rec *exec.Record) string {
+	return EscapeText(strings.Join(rec.ProtectedChanged, ", ")) + " — during " + display.Command(rec.Argv)
 }
 
 // Update re-reads the records of ids (a record file that is gone removes
@@ -338,6 +372,9 @@ func RunSummary(rec *exec.Record, now time.Time) string {
 	if rec.Dir != "" {
 		parts = append(parts, "in "+DisplayPath(rec.Dir))
 	}
+	if c := rec.Confinement; c != nil {
+		parts = append(parts, EscapeText(c.Summary()))
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -380,8 +417,23 @@ func RunDetails(rec *exec.Record, live LiveReader) (stdout, stderr, changes stri
 	return stdout, stderr, ChangesText(rec)
 }
 
-// ChangesText renders a run's change summary for a person.
+// ChangesText renders a run's change summary for a person, after a loud
+// warning when files that steer agents and tools changed during the run
+// (exec.Record.ProtectedChanged).
 func ChangesText(rec *exec.Record) string {
+	if len(rec.ProtectedChanged) == 0 {
+		return changesText(rec)
+	}
+	var b strings.Builder
+	b.WriteString("⚠ Files that steer agents and tools changed during this run (look at them before the next agent session):\n")
+	for _, p := range rec.ProtectedChanged {
+		b.WriteString("  " + EscapeText(p) + "\n")
+	}
+	return b.String() + "\n" + changesText(rec)
+}
+
+// changesText renders a run's change summary.
+func changesText(rec *exec.Record) string {
 	ch := rec.Changes
 	switch {
 	case rec.State == exec.StateRunning:
