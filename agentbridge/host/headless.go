@@ -100,6 +100,10 @@ func RunHeadless(ctx context.Context, opts Options, why string, logf func(format
 		return err
 	}
 	defer h.Close()
+	// Said before serving, so whoever reaches the socket finds it in the log.
+	logf("agentgate: no display to open windows on (%s): serving agents at %s without windows. Commands an allow-list rule or grant allows run; "+
+		"every other proposal is refused at once, naming the missing display. To approve commands, start agentgate in the desktop session "+
+		"(it takes over from this one), or use `agentgate run` at a terminal. The tray and notifications are off.", why, opts.Socket)
 	handOver := make(chan struct{}, 1)
 	h.Serve(agentbridge.ServerOptions{OnHandOver: func() {
 		select {
@@ -107,9 +111,6 @@ func RunHeadless(ctx context.Context, opts Options, why string, logf func(format
 		default:
 		}
 	}})
-	logf("agentgate: no display to open windows on (%s): serving agents at %s without windows. Commands an allow-list rule or grant allows run; "+
-		"every other proposal is refused at once, naming the missing display. To approve commands, start agentgate in the desktop session "+
-		"(it takes over from this one), or use `agentgate run` at a terminal. The tray and notifications are off.", why, opts.Socket)
 	select {
 	case <-ctx.Done():
 		logf("agentgate: stopping (%v); running commands are cancelled", context.Cause(ctx))
