@@ -264,12 +264,17 @@ func (s *Store) Decide(q Query) Decision {
 // display form (as the approval card shows commands) and control or
 // invisible characters in the file name escaped:
 // rule «git status» (global, /home/a/.config/agentgate/allow.list:3).
-func (r *Rule) Describe() string {
+func (r *Rule) Describe() string { return r.DescribeAt(display.Text(r.File)) }
+
+// DescribeAt is Describe with the rule's file written as file, which the
+// caller has made fit to show (escaped, or relative to the home directory
+// on a card).
+func (r *Rule) DescribeAt(file string) string {
 	scope := string(r.Scope)
 	if r.Scope == ScopeProvider && r.Provider != "" {
 		scope += " " + display.Text(r.Provider)
 	}
-	return fmt.Sprintf("rule «%s» (%s, %s:%d)", display.Command(r.Tokens), scope, display.Text(r.File), r.Line)
+	return fmt.Sprintf("rule «%s» (%s, %s:%d)", display.Command(r.Tokens), scope, file, r.Line)
 }
 
 // Explain says, for a person or an agent, what d means for argv: "allowed

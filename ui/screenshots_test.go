@@ -346,6 +346,10 @@ func TestScreenshots(t *testing.T) {
 			{"card-long", "Reproduce the 500 on checkout with a coupon against staging.", longCurl},
 			{"card-bidi", "Make the invoice available for download on the order page.",
 				[]string{"cp", "incoming/invoice_2024_\u202efdp.exe", "public/downloads/invoice\u200b.pdf"}},
+			// The rule `git diff` does not cover --ext-diff (it runs a
+			// program the repository's config names): the card says so.
+			{"card-guard", "Show the coupon change with the repository's diff tool.",
+				[]string{"git", "diff", "--ext-diff", "src/cart.js"}},
 		} {
 			p := e.proposeWith(0, c.reason, c.argv...)
 			e.armedCard(p.RunID, false)

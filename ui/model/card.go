@@ -313,7 +313,7 @@ func GuardText(req *agentbridge.ApprovalRequest) string {
 	}
 	var b strings.Builder
 	if req.MatchedRule != nil {
-		b.WriteString("The " + req.MatchedRule.Describe() + " matches, but it does not allow these arguments:")
+		b.WriteString("The " + req.MatchedRule.DescribeAt(DisplayPath(req.MatchedRule.File)) + " matches, but it does not allow these arguments:")
 	} else {
 		b.WriteString("Note what this command does:")
 	}
