@@ -75,6 +75,12 @@ type ApprovalRequest struct {
 	// it may write, its network); Summary is the line to show. Zero for
 	// hook requests (the agent's shell runs them, unconfined by agentgate).
 	Confinement runinfo.Confinement
+	// ProtectedChanged says what earlier runs in this project changed among
+	// the files that steer agents and tools (exec.Record.ProtectedChanged)
+	// since a person last answered a question about this project here, one
+	// line per run: its command, then the changes, already in display form
+	// (escaped, display.Command and display.Text). nil when none.
+	ProtectedChanged []string
 	// Proposed is when the proposal arrived.
 	Proposed time.Time
 	// Expires is when it expires unanswered.
@@ -88,6 +94,7 @@ func (r *ApprovalRequest) clone() *ApprovalRequest {
 	c.Findings = slices.Clone(r.Findings)
 	c.Confinement.Writes = slices.Clone(r.Confinement.Writes)
 	c.Confinement.Dropped = slices.Clone(r.Confinement.Dropped)
+	c.ProtectedChanged = slices.Clone(r.ProtectedChanged)
 	if r.MatchedRule != nil {
 		rule := *r.MatchedRule
 		rule.Tokens = slices.Clone(rule.Tokens)

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
+	"github.com/agentgate/agentgate/exec/display"
 	"github.com/agentgate/agentgate/prefs"
 
 	"github.com/agentgate/agentgate/exec/runinfo"
@@ -99,7 +101,17 @@ type Broker struct {
 	wg sync.WaitGroup
 	// refusals coalesces agents' repeated refusals in the audit log.
 	refusals refusals
+	// protected holds, by project root, the lines of ApprovalRequest.
+	// ProtectedChanged not yet answered by a person: added when a run that
+	// changed protected files ends, removed once a person answered a
+	// question that showed them; at most maxProtectedNotes per project,
+	// the newest.
+	protected map[string][]string
 }
+
+// maxProtectedNotes bounds the protected-change lines a project's next
+// question shows (the audit log and Processes keep them all).
+const maxProtectedNotes = 20
 
 // NewBroker returns a broker for cfg.
 func NewBroker(cfg Config) (*Broker, error) {
@@ -120,7 +132,7 @@ func NewBroker(cfg Config) (*Broker, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Broker{cfg: cfg, ctx: ctx, stop: stop, approver: cfg.Approver,
-		tickets: make(map[string]*ticket), subs: make(map[int]chan struct{})}, nil
+		tickets: make(map[string]*ticket), subs: make(map[int]chan struct{}), protected: make(map[string][]string)}, nil
 }
 
 // StopTaking makes the broker refuse, from now on, every new session,
@@ -508,6 +520,7 @@ func (b *Broker) enqueueQuestion(s *Session, t *ticket, settings prefs.Settings)
 		return werr
 	}
 	t.req.Expires = t.req.Proposed.Add(settings.ApprovalExpiry)
+	t.req.ProtectedChanged = slices.Clone(b.protected[t.req.ProjectRoot])
 	ctx, cancel := context.WithDeadline(b.ctx, t.req.Expires)
 	t.cancelAsk = cancel
 	t.state = wire.StatePending
@@ -578,6 +591,9 @@ func (b *Broker) ask(ctx context.Context, approver Approver, t *ticket, settings
 	}
 	t.session.pending--
 	s := t.session
+	if r.err == nil { // a person answered, so saw what the question showed
+		b.protectedSeenLocked(t.req)
+	}
 	switch {
 	case r.err == nil && r.ans.Approved:
 		t.answer = r.ans
@@ -732,6 +748,11 @@ func (b *Broker) runEnded(t *ticket) {
 		e.DurationMS = rec.EndedAt.Sub(rec.StartedAt).Milliseconds()
 	}
 	b.recordSoon(t.session, e)
+	b.mu.Lock()
+	if len(rec.ProtectedChanged) > 0 { // before the agent hears of the end
+		b.protectedChangedLocked(rec)
+	}
+	b.mu.Unlock()
 	close(t.endWritten) // exec.wait may now report the end (Session.Wait)
 	b.mu.Lock()
 	b.setState(t, string(rec.State), nil)
@@ -747,6 +768,35 @@ func (b *Broker) runEnded(t *ticket) {
 	if rec := t.run.Record(); rec.Changes != nil {
 		b.recordSoon(t.session, audit.Entry{Kind: audit.KindRunChanges, RunID: t.id, Changes: rec.Changes})
 	}
+}
+
+// protectedChangedLocked keeps rec's protected-file changes for the next
+// question about its project (ApprovalRequest.ProtectedChanged). Called
+// with b.mu held.
+func (b *Broker) protectedChangedLocked(rec exec.Record) {
+	line := display.Command(rec.Argv) + " (run " + rec.ID + "): " + display.Text(strings.Join(rec.ProtectedChanged, ", "))
+	notes := append(b.protected[rec.ProjectRoot], line)
+	if len(notes) > maxProtectedNotes {
+		notes = slices.Clone(notes[len(notes)-maxProtectedNotes:])
+	}
+	b.protected[rec.ProjectRoot] = notes
+}
+
+// protectedSeenLocked drops the protected-change lines req showed: a
+// person answered it. Lines added since stay for the next question.
+// Called with b.mu held.
+func (b *Broker) protectedSeenLocked(req *ApprovalRequest) {
+	if len(req.ProtectedChanged) == 0 {
+		return
+	}
+	left := slices.DeleteFunc(b.protected[req.ProjectRoot], func(line string) bool {
+		return slices.Contains(req.ProtectedChanged, line)
+	})
+	if len(left) == 0 {
+		delete(b.protected, req.ProjectRoot)
+		return
+	}
+	b.protected[req.ProjectRoot] = left
 }
 
 // releaseSlot frees a run slot and starts the oldest queued run, if any.

@@ -1,6 +1,7 @@
 package agentbridge_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentgate/agentgate/agentbridge"
@@ -56,6 +57,52 @@ func TestApprovalWithoutWriteConfinement(t *testing.T) {
 	for _, e := range b.AuditEntries(t) {
 		if e.RunID == res.RunID && e.WithoutWriteConfinement {
 			t.Errorf("a rule-allowed run was audited without write confinement: %+v", e)
+		}
+	}
+}
+
+// TestQuestionShowsProtectedChanges: a run that changed a file that steers
+// agents and tools (here it creates .mcp.json) is shown on the next
+// question about the project, until a person has answered one that showed
+// it; the audit log's run_end names the change.
+func TestQuestionShowsProtectedChanges(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.Options{Steps: []approvertest.Step{approvertest.Approve, approvertest.Deny("seen"), approvertest.Deny("again")}})
+	c := b.Session(t, "")
+	ctx := ctxT(t)
+	wait := int64(10000)
+	res, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"touch", ".mcp.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := b.Approver.NextRequest(eventually); first == nil || len(first.ProtectedChanged) != 0 {
+		t.Fatalf("first question: %+v", first)
+	}
+	if w, err := c.Wait(ctx, wire.WaitParams{RunID: res.RunID, WaitMS: &wait}); err != nil || w.State != "exited" {
+		t.Fatalf("wait: %+v %v", w, err)
+	}
+	var audited []string
+	for _, e := range b.AuditEntries(t) {
+		if e.RunID == res.RunID && e.Kind == audit.KindRunEnd {
+			audited = e.ProtectedChanged
+		}
+	}
+	if len(audited) != 1 || audited[0] != "created .mcp.json" {
+		t.Errorf("run_end protected_changed %q", audited)
+	}
+
+	for i, want := range []int{1, 0} {
+		if _, err := c.Propose(ctx, wire.ProposeParams{Argv: []string{"ls"}}); err != nil {
+			t.Fatal(err)
+		}
+		req := b.Approver.NextRequest(eventually)
+		if req == nil {
+			t.Fatal("the person was not asked")
+		}
+		if len(req.ProtectedChanged) != want {
+			t.Fatalf("question %d shows %q, want %d line(s)", i+2, req.ProtectedChanged, want)
+		}
+		if want == 1 && !strings.Contains(req.ProtectedChanged[0], "touch .mcp.json (run "+res.RunID+"): created .mcp.json") {
+			t.Errorf("line %q", req.ProtectedChanged[0])
 		}
 	}
 }

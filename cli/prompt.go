@@ -91,6 +91,12 @@ func (a *terminalApprover) Ask(ctx context.Context, req *agentbridge.ApprovalReq
 	for _, f := range req.Findings {
 		fmt.Fprintf(a.out, "  ! %s\n", f)
 	}
+	if len(req.ProtectedChanged) > 0 {
+		fmt.Fprintf(a.out, "  ! earlier runs in this project changed files that steer agents and tools; look at them before you answer:\n")
+		for _, line := range req.ProtectedChanged {
+			fmt.Fprintf(a.out, "      %s\n", line)
+		}
+	}
 	fmt.Fprintf(a.out, "  command:    %s\n", display.Command(cmd.Argv))
 	prog := display.Word(cmd.Executable)
 	if cmd.ExecutableResolved != "" && cmd.ExecutableResolved != cmd.Executable {

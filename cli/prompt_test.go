@@ -80,7 +80,8 @@ func (s *syncWriter) String() string {
 }
 
 // TestPromptShowsConfinement: the terminal prompt says what the run may
-// write and where its program resolves to, and offers no way to lift the
+// write, where its program resolves to and what earlier runs changed among
+// the files that steer agents and tools, and offers no way to lift the
 // confinement (only the desktop card does, once).
 func TestPromptShowsConfinement(t *testing.T) {
 	r, w := io.Pipe()
@@ -90,7 +91,8 @@ func TestPromptShowsConfinement(t *testing.T) {
 	a := newTerminalApprover(r, sw, nil, nil)
 	req := &agentbridge.ApprovalRequest{ID: "r1", Command: exec.Command{Argv: []string{"python3", "x.py"},
 		Executable: "/usr/bin/python3", ExecutableResolved: "/usr/bin/python3.11", Dir: "/p", DirRel: ".", ProjectRoot: "/p", Timeout: time.Minute},
-		Confinement: runinfo.Confinement{Writes: []string{"project", "temp", "cache"}, Network: "none", NetworkBy: "namespace"}}
+		Confinement:      runinfo.Confinement{Writes: []string{"project", "temp", "cache"}, Network: "none", NetworkBy: "namespace"},
+		ProtectedChanged: []string{"npm test (run r0): changed .git/config"}}
 	done := make(chan agentbridge.Answer, 1)
 	go func() {
 		ans, _ := a.Ask(context.Background(), req)
@@ -107,7 +109,8 @@ func TestPromptShowsConfinement(t *testing.T) {
 		t.Fatalf("answer %+v", ans)
 	}
 	text := sw.String()
-	for _, want := range []string{"confined:   writes: project, temp, cache; network: none", "program:    /usr/bin/python3 → /usr/bin/python3.11"} {
+	for _, want := range []string{"confined:   writes: project, temp, cache; network: none", "program:    /usr/bin/python3 → /usr/bin/python3.11",
+		"  ! earlier runs in this project changed files that steer agents and tools; look at them before you answer:\n      npm test (run r0): changed .git/config\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, text)
 		}

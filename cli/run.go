@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/display"
+	"github.com/agentgate/agentgate/exec/runinfo"
 	"github.com/agentgate/agentgate/prefs"
 )
 
@@ -128,9 +130,23 @@ func runRun(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "agentgate run: run %s did not start\n", proposed.RunID)
 		return exitDeclined
 	}
-	fmt.Fprintf(e.stderr, "agentgate: run %s started (%s)\n", run.ID(), display.Command(argv))
+	started := run.Record()
+	fmt.Fprintf(e.stderr, "agentgate: run %s started (%s)%s\n", run.ID(), display.Command(argv), confinementNote(started.Confinement))
 	rec := streamRun(ctx, e, run)
+	if len(rec.ProtectedChanged) > 0 {
+		fmt.Fprintf(e.stderr, "agentgate: ⚠ run %s changed files that steer agents and tools; look at them before the next agent session: %s\n",
+			rec.ID, display.Text(strings.Join(rec.ProtectedChanged, ", ")))
+	}
 	return reportEnd(e, rec)
+}
+
+// confinementNote is " — " and the confinement's one line (what the run
+// may write, its network), or "" when c says nothing.
+func confinementNote(c *runinfo.Confinement) string {
+	if c == nil || c.Summary() == "" {
+		return ""
+	}
+	return " — " + display.Text(c.Summary())
 }
 
 // awaitStart waits for a pending or queued proposal to start. It returns

@@ -460,3 +460,20 @@ func TestRunPromptGuardOffersOnlyTheExactCommand(t *testing.T) {
 		t.Errorf("another output file ran unattended: exit %d", code)
 	}
 }
+
+// TestRunSaysConfinementAndProtectedChanges: `agentgate run` says how the
+// run is confined when it starts, and says loudly when it changed a file
+// that steers agents and tools.
+func TestRunSaysConfinementAndProtectedChanges(t *testing.T) {
+	s := newCLISandbox(t, runRules)
+	code, _, stderr := runCLI(t, s, "run", "--", "sh", "-c", "echo {} > .mcp.json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "started (sh -c 'echo {} > .mcp.json') — writes: ") {
+		t.Errorf("the start line does not say how the run is confined:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "changed files that steer agents and tools; look at them before the next agent session: created .mcp.json") {
+		t.Errorf("the created .mcp.json was not reported:\n%s", stderr)
+	}
+}

@@ -302,15 +302,11 @@ type writePlan struct {
 func planWrites(in confineInputs) writePlan {
 	var p writePlan
 	candidates := []writablePath{{"project", in.root}, {"temp", in.tmp}, {"cache", in.cache}}
-	projectProtected := make([]string, 0, len(ProjectProtectedPaths))
-	for _, rel := range ProjectProtectedPaths {
-		projectProtected = append(projectProtected, filepath.Join(in.root, rel))
-	}
-	for _, gitDir := range gitDirsOutside(in.root) {
+	gitDirs := gitDirsOutside(in.root)
+	for _, gitDir := range gitDirs {
 		candidates = append(candidates, writablePath{"git", gitDir})
-		projectProtected = append(projectProtected, filepath.Join(gitDir, "config"), filepath.Join(gitDir, "hooks"),
-			filepath.Join(gitDir, "config.worktree"))
 	}
+	projectProtected := protectedInProject(in.root, gitDirs)
 	for _, entry := range in.settings.WritablePaths {
 		path := entry
 		if rest, ok := strings.CutPrefix(entry, "~/"); ok && in.home != "" {
@@ -365,6 +361,21 @@ func protectedConflict(w string, protect []string, mountNS bool) string {
 func isWithin(dir, path string) bool {
 	_, ok := within(dir, path)
 	return ok
+}
+
+// protectedInProject returns the files that steer agents and tools in the
+// project root (ProjectProtectedPaths) and, of its git directories outside
+// it (gitDirsOutside), the config and hooks: what each run's start and end
+// are compared on (ProtectedChanged).
+func protectedInProject(root string, gitDirs []string) []string {
+	paths := make([]string, 0, len(ProjectProtectedPaths)+3*len(gitDirs))
+	for _, rel := range ProjectProtectedPaths {
+		paths = append(paths, filepath.Join(root, rel))
+	}
+	for _, gitDir := range gitDirs {
+		paths = append(paths, filepath.Join(gitDir, "config"), filepath.Join(gitDir, "hooks"), filepath.Join(gitDir, "config.worktree"))
+	}
+	return paths
 }
 
 // gitDirsOutside returns, for a project whose .git is a file (a git
@@ -521,6 +532,17 @@ func unconfinedPlan(why, network string) *confinePlan {
 		network = NetworkAny
 	}
 	return &confinePlan{info: runinfo.Confinement{Unconfined: why, Network: network}}
+}
+
+// unconfinedCheckedPlan is unconfinedPlan for a run whose writes cannot be
+// confined here: nothing stops it from writing the files that steer agents
+// and tools in root, so they are compared before and after it, as for a
+// confined run without a mount namespace (Record.ProtectedChanged).
+func unconfinedCheckedPlan(root, why, network string) *confinePlan {
+	p := unconfinedPlan(why, network)
+	p.info.Protected = "checked"
+	p.checked = protectedInProject(root, gitDirsOutside(root))
+	return p
 }
 
 // confinementUnavailable is the refusal of a run that require_confinement

@@ -138,7 +138,7 @@ func (e *Executor) confine(cmd Command, meta Meta, preview bool) (*confinePlan, 
 		if s.Require || s.Network == NetworkNone {
 			return nil, confinementUnavailable(why)
 		}
-		return unconfinedPlan(why, s.Network), nil
+		return unconfinedCheckedPlan(cmd.ProjectRoot, why, s.Network), nil
 	}
 	// A preview plans with a stand-in for the run's temporary directory
 	// (made only for a run), named like one so the same rules judge it.

@@ -261,13 +261,14 @@ try stop kill -STOP $PPID
 }
 
 // TestUnconfinedWhenNoShimUnlessRequired: without the shim a run starts
-// unconfined and says why; with require_confinement it is refused and
-// nothing runs.
+// unconfined and says why, and what it changes among the files that steer
+// agents and tools is still reported; with require_confinement it is
+// refused and nothing runs.
 func TestUnconfinedWhenNoShimUnlessRequired(t *testing.T) {
 	for _, require_ := range []bool{false, true} {
 		e, root := testExecutor(t, Config{Confine: ConfineConfig{Shim: "/nonexistent/agentgate-shim",
 			Settings: func() ConfineSettings { s := DefaultConfineSettings(); s.Require = require_; return s }}})
-		cmd, err := Validate(Proposal{Argv: []string{"true"}, ProjectRoot: root}, PathFromEnv(e.cfg.Env))
+		cmd, err := Validate(Proposal{Argv: []string{"sh", "-c", "echo '{}' > .mcp.json"}, ProjectRoot: root}, PathFromEnv(e.cfg.Env))
 		require.NoError(t, err)
 		r, err := e.Start(cmd, Meta{})
 		rec := waitRun(t, r)
@@ -281,6 +282,8 @@ func TestUnconfinedWhenNoShimUnlessRequired(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, StateExited, rec.State)
 		assert.Contains(t, rec.Confinement.Unconfined, "/nonexistent/agentgate-shim")
+		assert.Equal(t, "checked", rec.Confinement.Protected)
+		assert.Equal(t, []string{"created .mcp.json"}, rec.ProtectedChanged)
 	}
 }
 

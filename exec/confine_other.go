@@ -23,5 +23,5 @@ func (e *Executor) confine(cmd Command, meta Meta, preview bool) (*confinePlan, 
 	if s.Require || s.Network == NetworkNone {
 		return nil, confinementUnavailable(confineOS)
 	}
-	return unconfinedPlan(confineOS, s.Network), nil
+	return unconfinedCheckedPlan(cmd.ProjectRoot, confineOS, s.Network), nil
 }

@@ -58,6 +58,9 @@ type cardView struct {
 	// escapedRow is the escaped warning with its icon (hidden when none).
 	escapedRow                              *fyne.Container
 	executable, cwd, timeout, stdin, expiry *widget.Label
+	// protected warns that earlier runs in the project changed files that
+	// steer agents and tools (hidden when none did).
+	protected *widget.Label
 	// confinement says what the run may write (and its network).
 	confinement *widget.Label
 	// unconfinedOnce approves this one run without write confinement when
@@ -112,6 +115,8 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 	v.shellWarning.Importance = widget.WarningImportance
 	v.guard = proseLabel("")
 	v.guard.Importance = widget.WarningImportance
+	v.protected = proseLabel("")
+	v.protected.Importance = widget.WarningImportance
 	v.executable, v.cwd = wrapLabel(""), wrapLabel("")
 	v.executable.TextStyle.Monospace, v.cwd.TextStyle.Monospace = true, true
 	v.timeout, v.stdin, v.expiry = widget.NewLabel(""), widget.NewLabel(""), widget.NewLabel("")
@@ -174,7 +179,7 @@ func newCardView(m *model.CardModel, past func() []prefs.PastCommand) *cardView 
 	)
 	body := container.NewVBox(
 		widget.NewLabelWithStyle("Command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		commandBox, v.commandHint, v.escapedRow, v.shellWarning, v.guard, facts, v.reasonBox, v.unconfinedOnce, v.allowPanel,
+		commandBox, v.commandHint, v.escapedRow, v.shellWarning, v.guard, v.protected, facts, v.reasonBox, v.unconfinedOnce, v.allowPanel,
 	)
 	header := container.NewBorder(nil, nil, nil, container.NewHBox(v.position, v.prev, v.next), v.title)
 	buttons := container.NewGridWithColumns(3, v.deny, v.allow, v.approve)
@@ -240,6 +245,7 @@ func (v *cardView) refresh() bool {
 	}
 	setOptional(v.shellWarning, c.ThroughShell)
 	setOptional(v.guard, c.Guard)
+	setOptional(v.protected, c.Protected)
 	v.executable.SetText(c.Executable)
 	v.cwd.SetText(c.Cwd)
 	v.timeout.SetText(c.Timeout)

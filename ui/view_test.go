@@ -259,7 +259,7 @@ func TestCardViewGuard(t *testing.T) {
 }
 
 // TestCardViewApproveWithoutWriteConfinementOnce: the card shows the run's
-// confinement; the tick to lift write confinement is inert until the card
+// confinement and earlier changes to protected files; the tick to lift write confinement is inert until the card
 // arms, approves only the run shown, and is cleared for the next card; a
 // run whose writes are not confined anyway is not offered it.
 func TestCardViewApproveWithoutWriteConfinementOnce(t *testing.T) {
@@ -267,6 +267,7 @@ func TestCardViewApproveWithoutWriteConfinementOnce(t *testing.T) {
 	confined := runinfo.Confinement{Writes: []string{"project", "temp", "cache"}, Network: "any"}
 	a, b := modeltest.Request("a", "make"), modeltest.Request("b", "make", "install")
 	a.Confinement, b.Confinement = confined, confined
+	a.ProtectedChanged = []string{"npm test (run r0): changed .git/config"}
 	c := modeltest.Request("c", "ls")
 	c.Confinement = runinfo.Confinement{Unconfined: "Landlock is not available on this kernel", Network: "any"}
 	chA := modeltest.Ask(t, context.Background(), q, a)
@@ -275,6 +276,8 @@ func TestCardViewApproveWithoutWriteConfinementOnce(t *testing.T) {
 	cw.refresh()
 	v := cw.view
 	assert.Equal(t, "writes: project, temp, cache", v.confinement.Text)
+	assert.True(t, v.protected.Visible(), "earlier protected changes are shown")
+	assert.Contains(t, v.protected.Text, "npm test (run r0): changed .git/config")
 	require.True(t, v.unconfinedOnce.Visible())
 	test.Tap(v.unconfinedOnce)
 	assert.False(t, v.unconfinedOnce.Checked, "inert before the card arms")
@@ -289,6 +292,7 @@ func TestCardViewApproveWithoutWriteConfinementOnce(t *testing.T) {
 	cw.refresh()
 	arm(cw, clock)
 	assert.False(t, v.unconfinedOnce.Checked, "the next card starts confined")
+	assert.False(t, v.protected.Visible())
 	test.Tap(v.approve)
 	ansB := modeltest.Result(t, chB).Answer
 	assert.True(t, ansB.Approved && !ansB.WithoutWriteConfinement, "%+v", ansB)

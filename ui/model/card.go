@@ -230,6 +230,9 @@ type CardContent struct {
 	Command string
 	// ThroughShell is a warning for hook requests, "" otherwise.
 	ThroughShell string
+	// Protected warns that earlier runs in this project changed files that
+	// steer agents and tools (ProtectedText), "" when none did.
+	Protected string
 	// Guard says what the argument guard found (GuardText), "" when
 	// nothing.
 	Guard string
@@ -263,6 +266,7 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 		Reason:    EscapeText(req.Reason),
 		ExpiresIn: display.Duration(req.Expires.Sub(now)),
 		Guard:     GuardText(req),
+		Protected: ProtectedText(req),
 	}
 	if req.ThroughAgentShell {
 		// A shell line's newlines and tabs are shown as \n and \t, never
@@ -301,6 +305,17 @@ func ContentOf(req *agentbridge.ApprovalRequest, pos, total int, now time.Time) 
 		c.Stdin = FormatBytes(int64(n))
 	}
 	return c
+}
+
+// ProtectedText is the card's warning that earlier runs in req's project
+// changed files that steer agents and tools (ApprovalRequest.
+// ProtectedChanged, one line per run), or "" when none did.
+func ProtectedText(req *agentbridge.ApprovalRequest) string {
+	if len(req.ProtectedChanged) == 0 {
+		return ""
+	}
+	return "⚠ Earlier runs in this project changed files that steer agents and tools; look at them before you answer:\n  " +
+		strings.Join(req.ProtectedChanged, "\n  ")
 }
 
 // GuardText says, for the card, what the argument guard found in req's

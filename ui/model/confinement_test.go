@@ -34,6 +34,10 @@ func TestCardShowsConfinementAndApprovesUnconfinedOnce(t *testing.T) {
 	c := model.ContentOf(shown, 1, 1, clock.Now())
 	assert.Equal(t, "writes: project, temp, cache", c.Confinement)
 	assert.Equal(t, "/usr/bin/python3 → /usr/bin/python3.11", c.Executable)
+	assert.Empty(t, c.Protected, "no earlier run changed protected files")
+	shown.ProtectedChanged = []string{"npm test (run r0): changed .git/config"}
+	assert.Equal(t, "⚠ Earlier runs in this project changed files that steer agents and tools; look at them before you answer:\n"+
+		"  npm test (run r0): changed .git/config", model.ContentOf(shown, 1, 1, clock.Now()).Protected)
 	assert.True(t, model.OffersUnconfinedOnce(shown))
 	assert.ErrorIs(t, m.ApproveWithoutWriteConfinement(), model.ErrNotArmed, "inert like every answer")
 	clock.Add(model.ArmDelay)
