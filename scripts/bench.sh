@@ -47,6 +47,7 @@ scripts/with-xvfb.sh go test -tags "$tags" -run '^$' -bench 'AppIdle' -benchtime
 #   A benchmark run several times (-count) counts with its median.
 figures='
 executor start+wait of true vs raw os/exec, empty project|exec.ExecutorTrue/empty:exit-ns/op|exec.RawExecTrue:ns|<= 1.5
+executor start+wait of true with write confinement (shim, Landlock) vs raw os/exec, empty project|exec.ExecutorTrueConfined/empty:exit-ns/op|exec.RawExecTrue:ns|<= 2.5
 true through the executor, 100k-file tree vs empty project|exec.ExecutorTrue/tree100k:exit-ns/op|exec.ExecutorTrue/empty:exit-ns/op|<= 1.2
 executor change summary of true after its exit, µs (100k tree)|exec.ExecutorTrue/tree100k:summary-µs/op||(<= 1000)
 executor vs raw, interleaved in one loop (informational)|exec.ExecutorVsRaw:x-raw||(<= 1.5)
