@@ -91,6 +91,10 @@ func runAllow(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "agentgate allow: the project %s: %v\n", display.Word(dir), err)
 		return exitDeclined
 	}
+	if err := e.checkDirs(root); err != nil {
+		fmt.Fprintf(e.stderr, "agentgate allow: %v\n", err)
+		return exitDeclined
+	}
 	store, err := prefs.Open(e.paths)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentgate allow: %s\n", display.Text(err.Error()))

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/cli/hook"
 	"github.com/agentgate/agentgate/prefs"
 )
@@ -88,6 +89,16 @@ func dispatch(args []string, e env) int {
 	agent := e // the agents' adapters speak their protocols unescaped
 	e.stdout, e.stderr = termWriter{e.stdout}, termWriter{e.stderr}
 	switch args[0] {
+	case "setup", "run", "allow", "ps", "cancel", "log":
+		// Every command that reads or writes agentgate's places, before
+		// it does. hook and mcp check them for the project they serve
+		// (cli/hook, runMCP); help, version and socket-path read nothing.
+		if err := e.checkDirs(); err != nil {
+			fmt.Fprintf(e.stderr, "agentgate %s: %v\n", args[0], err)
+			return exitDeclined
+		}
+	}
+	switch args[0] {
 	case "help", "-h", "--help":
 		usage(e.stdout)
 		return 0
@@ -123,6 +134,20 @@ func dispatch(args []string, e env) int {
 		usage(e.stderr)
 		return 2
 	}
+}
+
+// checkDirs refuses e's configuration and state directories and bridge
+// socket (prefs.CheckDirs) when a variable chose one inside the current
+// directory's project, inside one of projects (real paths), or where the
+// commands agentgate runs may write. A socket that cannot be placed is not
+// checked (connecting then says why).
+func (e env) checkDirs(projects ...string) error {
+	if e.cwd != "" {
+		if root, err := prefs.ProjectRoot(e.cwd); err == nil {
+			projects = append(projects, root)
+		}
+	}
+	return prefs.CheckDirs(e.paths, wire.SocketPlace(e.socket), projects...)
 }
 
 func usage(w io.Writer) {

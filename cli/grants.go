@@ -36,6 +36,10 @@ func allowGrants(e env, project string, args []string) int {
 			return exitDeclined
 		}
 		root = r
+		if err := e.checkDirs(root); err != nil {
+			fmt.Fprintf(e.stderr, "agentgate allow grants: %v\n", err)
+			return exitDeclined
+		}
 	}
 	grants := prefs.OpenGrants(e.paths)
 	grants.Now = e.now

@@ -433,6 +433,12 @@ func (m *mcpServer) conn(ctx context.Context, session *mcp.ServerSession) (*clie
 	if err != nil {
 		return nil, err
 	}
+	// Before the socket is dialled or the app started (which takes this
+	// process's state directory and socket): agentgate's own places must
+	// lie outside the project and wherever commands may write.
+	if err := m.e.checkDirs(root); err != nil {
+		return nil, fmt.Errorf("%v. No command can run through agentgate until then; do not run the command another way", err)
+	}
 	c, err := client.Dial(m.e.socket)
 	if err != nil && m.startApp != nil {
 		if startErr := m.startApp(); startErr == nil {
@@ -537,6 +543,11 @@ func runMCP(args []string, e env) int {
 			fmt.Fprintf(e.stderr, "agentgate mcp: %v\n", err)
 			return exitDeclined
 		}
+	}
+	if err := e.checkDirs(); err != nil {
+		// Said at once for the person reading the client's log; every tool
+		// call answers it too (conn), so that the model learns it.
+		fmt.Fprintf(e.stderr, "agentgate mcp: %v\n", err)
 	}
 	s := newMCPServer(m)
 	// mcp.StdioTransport over our own stdin: the same newline-delimited

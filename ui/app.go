@@ -62,11 +62,12 @@ func Main() int {
 func run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sock, err := wire.SocketPath()
+	// agentgate's own places: refused where commands may write
+	// (prefs.CheckDirs; the app serves no one project).
+	paths, sock, err := wire.ResolveDirs()
 	if err != nil {
 		return err
 	}
-	paths := prefs.DefaultPaths()
 	// A disk cap that cut into the history span is told to the person (it
 	// may happen during Open, before the app exists: queued until then).
 	historyCaps := make(chan string, 8)

@@ -12,7 +12,6 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/host"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
-	"github.com/agentgate/agentgate/prefs"
 	"github.com/agentgate/agentgate/prefs/agents"
 )
 
@@ -24,12 +23,11 @@ import (
 func runHeadless(why string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	sock, err := wire.SocketPath()
+	paths, sock, err := wire.ResolveDirs()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentgate:", err)
 		return 1
 	}
-	paths := prefs.DefaultPaths()
 	go func() {
 		for _, w := range agents.CheckWired(ctx, paths.StateDir) {
 			fmt.Fprintln(os.Stderr, "agentgate:", w)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+
+	"github.com/agentgate/agentgate/prefs"
 )
 
 // EnvSocket names the environment variable that overrides the socket path
@@ -114,6 +116,76 @@ func CurrentPlacement() Placement {
 
 // SocketPath returns the bridge socket path for the current user (see Place).
 func SocketPath() (string, error) { return Place(CurrentPlacement()) }
+
+// SocketPlace describes the socket at path ("" means SocketPath) as one of
+// agentgate's own places, for prefs.CheckDirs: socketPlace for this
+// process's placement and account; the zero OwnPlace, which CheckDirs
+// skips, when path is "" and no socket can be placed.
+func SocketPlace(path string) prefs.OwnPlace {
+	pl := CurrentPlacement()
+	if path == "" {
+		var err error
+		if path, err = Place(pl); err != nil {
+			return prefs.OwnPlace{}
+		}
+	}
+	return socketPlace(pl, prefs.AccountHome(), accountLocalAppData(), path)
+}
+
+// socketPlace describes the socket at path, placed from pl, as one of
+// agentgate's own places: the variable that chose it — AGENTGATE_SOCKET
+// when path is its value; XDG_RUNTIME_DIR (Linux and other Unix) when path
+// lies in it; on macOS HOME when it is not accountHome; on Windows
+// LOCALAPPDATA, or USERPROFILE when LOCALAPPDATA is unset — and whether it
+// is the per-user default: the path Place gives with no override and no
+// XDG_RUNTIME_DIR, from accountHome (the account database's home) or, on
+// Windows, accountLocalAppData (the known folder; "" when unknown: then
+// nothing is the default).
+func socketPlace(pl Placement, accountHome, accountLocalAppData, path string) prefs.OwnPlace {
+	def := pl
+	def.Override, def.XDGRuntimeDir, def.Home = "", "", accountHome
+	if pl.GOOS == "windows" {
+		def.LocalAppData, def.UserProfile = accountLocalAppData, ""
+	}
+	place := prefs.OwnPlace{What: "bridge socket", Stake: "a program that answers in agentgate's place", Path: path}
+	if defPath, err := Place(def); err == nil && defPath == path && (pl.GOOS != "windows" || def.LocalAppData != "") {
+		place.Default = true
+	}
+	switch {
+	case pl.Override != "":
+		if pl.Override == path {
+			place.Variable = EnvSocket
+		}
+	case pl.GOOS == "windows":
+		if pl.LocalAppData != "" && pl.LocalAppData+`\agentgate\bridge.sock` == path {
+			place.Variable = "LOCALAPPDATA"
+		} else if pl.LocalAppData == "" && pl.UserProfile+`\AppData\Local\agentgate\bridge.sock` == path {
+			place.Variable = "USERPROFILE"
+		}
+	case pl.GOOS == "darwin":
+		if pl.Home != "" && pl.Home != accountHome && filepath.Join(pl.Home, "Library", "Caches", "agentgate", "b.sock") == path {
+			place.Variable = "HOME"
+		}
+	case pl.XDGRuntimeDir != "" && filepath.Join(pl.XDGRuntimeDir, "agentgate", "bridge.sock") == path:
+		place.Variable = "XDG_RUNTIME_DIR"
+	}
+	return place
+}
+
+// ResolveDirs is how every agentgate process finds its own places: the
+// configuration and state directories (prefs.DefaultPaths) and the bridge
+// socket (SocketPath), refused by prefs.CheckDirs when one lies inside one
+// of projects (the project roots and working directories the process
+// serves) or inside a place the commands agentgate lets run may write.
+// The paths are returned with the error too, for messages.
+func ResolveDirs(projects ...string) (prefs.Paths, string, error) {
+	paths := prefs.DefaultPaths()
+	socket, err := SocketPath()
+	if err != nil {
+		return paths, "", err
+	}
+	return paths, socket, prefs.CheckDirs(paths, SocketPlace(socket), projects...)
+}
 
 // PrepareSocketDir creates the socket's directory if it is missing (mode
 // 0700, parents 0700 too) and checks that it is private: on Unix a real

@@ -90,3 +90,40 @@ func TestPrepareSocketDir(t *testing.T) {
 		}
 	}
 }
+
+func TestSocketPlace(t *testing.T) {
+	const home, lad = "/home/ann", `C:\Users\ann\AppData\Local`
+	tests := []struct {
+		name         string
+		pl           Placement
+		localAppData string // the account's known folder
+		path         string
+		variable     string
+		isDefault    bool
+	}{
+		{"linux default", Placement{GOOS: "linux", UID: 1000, RunUserDirOK: true}, "", "/run/user/1000/agentgate/bridge.sock", "", true},
+		{"linux session runtime dir is the default", Placement{GOOS: "linux", XDGRuntimeDir: "/run/user/1000", UID: 1000, RunUserDirOK: true}, "", "/run/user/1000/agentgate/bridge.sock", "XDG_RUNTIME_DIR", true},
+		{"linux /tmp fallback is the default", Placement{GOOS: "linux", UID: 1000}, "", "/tmp/agentgate-1000/bridge.sock", "", true},
+		{"linux runtime dir chosen", Placement{GOOS: "linux", XDGRuntimeDir: "/src/repo/rt", UID: 1000, RunUserDirOK: true}, "", "/src/repo/rt/agentgate/bridge.sock", "XDG_RUNTIME_DIR", false},
+		{"override", Placement{GOOS: "linux", Override: "/src/repo/s.sock", UID: 1000}, "", "/src/repo/s.sock", EnvSocket, false},
+		{"override naming the default", Placement{GOOS: "linux", Override: "/run/user/1000/agentgate/bridge.sock", UID: 1000, RunUserDirOK: true}, "", "/run/user/1000/agentgate/bridge.sock", EnvSocket, true},
+		{"a path no variable chose", Placement{GOOS: "linux", UID: 1000}, "", "/given/by/a/test.sock", "", false},
+		{"darwin default", Placement{GOOS: "darwin", Home: home, UID: 501}, "", home + "/Library/Caches/agentgate/b.sock", "", true},
+		{"darwin HOME chosen", Placement{GOOS: "darwin", Home: "/src/repo", UID: 501}, "", "/src/repo/Library/Caches/agentgate/b.sock", "HOME", false},
+		{"windows default", Placement{GOOS: "windows", LocalAppData: lad, UID: -1}, lad, lad + `\agentgate\bridge.sock`, "LOCALAPPDATA", true},
+		{"windows LOCALAPPDATA chosen", Placement{GOOS: "windows", LocalAppData: `C:\src\repo`, UID: -1}, lad, `C:\src\repo\agentgate\bridge.sock`, "LOCALAPPDATA", false},
+		{"windows USERPROFILE chosen", Placement{GOOS: "windows", UserProfile: `C:\src\repo`, UID: -1}, lad, `C:\src\repo\AppData\Local\agentgate\bridge.sock`, "USERPROFILE", false},
+		{"windows known folder unknown", Placement{GOOS: "windows", LocalAppData: lad, UID: -1}, "", lad + `\agentgate\bridge.sock`, "LOCALAPPDATA", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if runtime.GOOS == "windows" && tc.pl.GOOS != "windows" {
+				t.Skip("Unix paths use filepath.Join")
+			}
+			got := socketPlace(tc.pl, home, tc.localAppData, tc.path)
+			if got.Path != tc.path || got.Variable != tc.variable || got.Default != tc.isDefault {
+				t.Fatalf("socketPlace = %+v; want variable %q, default %v", got, tc.variable, tc.isDefault)
+			}
+		})
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// accountLocalAppData is Windows' local application data folder: none here.
+func accountLocalAppData() string { return "" }
+
 // CheckPrivateDir returns nil when dir is a directory (not a symlink) owned by
 // the current user with no group or other permission bits; otherwise an
 // error (wrapping errNotPrivate for a directory that exists but is not

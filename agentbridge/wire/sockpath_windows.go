@@ -5,7 +5,19 @@ package wire
 import (
 	"fmt"
 	"os"
+
+	"golang.org/x/sys/windows"
 )
+
+// accountLocalAppData returns the account's local application data folder
+// (the known folder, which no environment variable changes), or "".
+func accountLocalAppData() string {
+	dir, err := windows.KnownFolderPath(windows.FOLDERID_LocalAppData, 0)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
 
 // CheckPrivateDir on Windows only checks that dir is a directory: the
 // per-user profile directory's inherited ACL (the user, SYSTEM and

@@ -113,6 +113,9 @@ func realDeps(e Env) (hookDeps, func()) {
 		ask:         func(ctx context.Context, q hookQuestion) (bool, string, error) { return askBridge(ctx, e, q) },
 		projectRoot: prefs.ProjectRoot,
 		claudeAsk:   func() bool { return agents.ClaudeAskShowsPrompt(e.Paths.StateDir) },
+		checkDirs: func(projects ...string) error {
+			return prefs.CheckDirs(e.Paths, wire.SocketPlace(e.Socket), projects...)
+		},
 	}, closeLog
 }
 

@@ -65,7 +65,9 @@ const (
 	verdictNone verdict = iota
 	// verdictAllow: a rule or a person allowed it.
 	verdictAllow
-	// verdictDeny: a person refused it.
+	// verdictDeny: a person refused it, or agentgate refused its own
+	// places (a configuration or state directory or socket that the
+	// repository or the agent could have chosen).
 	verdictDeny
 	// verdictUnanswered: no person's answer could be had (the app is not
 	// running, has no approver, cannot show the card, nobody answered in
@@ -160,6 +162,12 @@ type hookDeps struct {
 	// "ask" is known to show its own prompt (agents.ClaudeAskShowsPrompt);
 	// asked only when no person's answer could be had. nil means no.
 	claudeAsk func() bool
+	// checkDirs refuses agentgate's own places (configuration and state
+	// directories, bridge socket) when a variable chose them inside one of
+	// projects or where commands may write (prefs.CheckDirs): the answer is
+	// then a denial naming the variable. nil checks nothing. Asked before
+	// any of them is read.
+	checkDirs func(projects ...string) error
 }
 
 // parseHookPayload reads an agent's hook payload. It fails on anything that
@@ -312,6 +320,23 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 			root = r
 		}
 	}
+	if deps.checkDirs != nil {
+		projects := []string{root}
+		if root == "" {
+			projects[0] = req.Cwd
+		}
+		if req.Dir != req.Cwd {
+			projects = append(projects, req.Dir)
+		}
+		if err := deps.checkDirs(projects...); err != nil {
+			// Nothing of agentgate's own places is read or written: not
+			// the allow-lists, not the grants, not the audit log, not the
+			// socket. A denial, not the agent's own prompt: the person
+			// must fix the environment, not answer for this one command.
+			fmt.Fprintf(stderr, "agentgate hook: %v\n", err)
+			return hookAnswer{Verdict: verdictDeny, Reason: placesDenial(err)}
+		}
+	}
 	var argv []string
 	why := "PowerShell commands are not matched against allow-lists"
 	if req.Classifiable {
@@ -387,6 +412,14 @@ func decideHook(ctx context.Context, req hookRequest, deps hookDeps, stderr io.W
 		reason += ". Their message: " + message
 	}
 	return hookAnswer{Verdict: verdictDeny, Reason: reason}
+}
+
+// placesDenial is the reason given to the model when agentgate refused its
+// own places (prefs.DirError): what was refused and why, and what to do.
+func placesDenial(err error) string {
+	return "agentgate blocked this command: " + err.Error() +
+		". No command is allowed through agentgate until then. Do not retry it and do not work around it " +
+		"(another form, another tool, a script, changing the variable yourself); tell the person what agentgate said."
 }
 
 // unansweredDenial is the reason given to the model when no person's

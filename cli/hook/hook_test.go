@@ -808,3 +808,44 @@ func TestHookAllowedByGrant(t *testing.T) {
 		t.Error("a revoked grant still allowed")
 	}
 }
+
+// TestHookRefusedPlacesDeny: when agentgate's own places were refused
+// (a repository's variable pointed one into the project), every agent gets
+// a denial — not its own prompt — naming the variable and what to do, and
+// nothing is looked up, asked or audited: the allow-lists, the grants, the
+// audit log and the socket are all in the refused places. Tools other than
+// the shell are not checked.
+func TestHookRefusedPlacesDeny(t *testing.T) {
+	refusal := &prefs.DirError{Place: prefs.OwnPlace{What: "configuration directory", Path: "/home/ada/src/app/.cfg/agentgate", Variable: "XDG_CONFIG_HOME", Stake: "allow-lists"},
+		Within: "/home/ada/src/app", Why: "the project agentgate serves here"}
+	for _, agent := range []string{ClaudeCode, Gemini, Codex} {
+		t.Run(agent, func(t *testing.T) {
+			h := newHookHarness(t)
+			var checked [][]string
+			h.deps.checkDirs = func(projects ...string) error {
+				checked = append(checked, projects)
+				return refusal
+			}
+			decided := false
+			decide := h.deps.decide
+			h.deps.decide = func(q prefs.Query) prefs.Decision { decided = true; return decide(q) }
+			out := h.run(t, agent, withCommand(t, readFixture(t, hookFixtures[agent]), "git status"))
+			decision, reason := decisionOf(t, agent, out)
+			if decision != "deny" || !strings.Contains(reason, "Unset XDG_CONFIG_HOME") || !strings.Contains(reason, "Do not retry") {
+				t.Errorf("%s: %s %q, want a denial naming the variable and what to do", agent, decision, reason)
+			}
+			if len(checked) != 1 || decided || len(h.asker.asked) != 0 || h.appends != 0 {
+				t.Errorf("checked %v, decided %v, asked %d, audited %d: want one check and nothing else", checked, decided, len(h.asker.asked), h.appends)
+			}
+		})
+	}
+	h := newHookHarness(t)
+	h.deps.checkDirs = func(...string) error { return refusal }
+	payload, err := sjson.SetBytes(readFixture(t, hookFixtures[ClaudeCode]), "tool_name", "Read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := h.run(t, ClaudeCode, payload); out != "" {
+		t.Errorf("a tool other than the shell: %q, want no decision", out)
+	}
+}
