@@ -208,6 +208,15 @@ func printEntry(e env, entry audit.Entry, asJSON bool) {
 	if entry.Message != "" {
 		fmt.Fprintf(&b, " %q", entry.Message)
 	}
+	if entry.WithoutWriteConfinement {
+		b.WriteString(" without write confinement")
+	}
+	if c := entry.Confinement; c != nil && c.Summary() != "" {
+		fmt.Fprintf(&b, " (%s)", c.Summary())
+	}
+	if len(entry.ProtectedChanged) > 0 {
+		fmt.Fprintf(&b, " ⚠ files that steer agents and tools changed: %s", strings.Join(entry.ProtectedChanged, ", "))
+	}
 	if c := entry.Changes; c != nil {
 		fmt.Fprintf(&b, " created=%d modified=%d deleted=%d", len(c.Created), len(c.Modified), len(c.Deleted))
 		if c.Incomplete {
