@@ -322,7 +322,11 @@ func planWrites(in confineInputs) writePlan {
 		if w.path == "" {
 			continue
 		}
-		if why := protectedConflict(w.path, in.protect, in.mountNS); why != "" {
+		why := protectedConflict(w.path, in.protect, in.mountNS)
+		if why == "" && w.label == "cache" {
+			why = cacheConflict(w.path, in.home)
+		}
+		if why != "" {
 			p.dropped = append(p.dropped, w.label+" ("+why+")")
 			continue
 		}
@@ -340,6 +344,34 @@ func planWrites(in confineInputs) writePlan {
 		p.readOnly = append(p.readOnly, projectProtected...)
 	}
 	return p
+}
+
+// homeStartupPlaces are the places in the home directory, relative to
+// it, from which programs are started or trusted later — the login
+// shell's files are directly in home, autostart entries and user services
+// in .config, launchers in .local/share, executables in .local/bin and
+// bin, keys in .ssh and .gnupg. A run writing there would outlive its
+// bounds at the next login or command.
+var homeStartupPlaces = []string{".config", ".local/bin", ".local/share", ".local/state", "bin", ".ssh", ".gnupg"}
+
+// cacheConflict says why cache, the host's cache directory, may not be
+// writable for runs, or "". The cache directory comes from XDG_CACHE_HOME
+// when that is set, which whoever started the host chose (for `agentgate
+// run`, possibly the agent): it is granted only when it is no home
+// directory, holds none, and holds none of homeStartupPlaces.
+func cacheConflict(cache, home string) string {
+	if home == "" {
+		return ""
+	}
+	if isWithin(cache, home) {
+		return "it is or contains the home directory, so it is not a cache directory"
+	}
+	for _, rel := range homeStartupPlaces {
+		if place := filepath.Join(home, filepath.FromSlash(rel)); isWithin(cache, place) {
+			return "it contains " + place + ", from which programs start later"
+		}
+	}
+	return ""
 }
 
 // protectedConflict says why w may not be writable, or "": it lies inside
