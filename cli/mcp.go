@@ -552,7 +552,8 @@ func runMCP(args []string, e env) int {
 	s := newMCPServer(m)
 	// mcp.StdioTransport over our own stdin: the same newline-delimited
 	// JSON-RPC, read from mcpStdin; stdout is never closed by the transport.
-	err := s.Run(context.Background(), &mcp.IOTransport{Reader: mcpStdin(), Writer: stdoutNoClose{os.Stdout}})
+	// At the end of input the requests already read are answered first.
+	err := s.Run(context.Background(), answerBeforeEOF{&mcp.IOTransport{Reader: mcpStdin(), Writer: stdoutNoClose{os.Stdout}}})
 	m.mu.Lock()
 	if m.bridge != nil {
 		m.bridge.Close()
