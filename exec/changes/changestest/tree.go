@@ -40,15 +40,19 @@ type Project struct {
 }
 
 // Projects are the two projects every executor, bridge and MCP benchmark
-// runs in: an empty project (a fresh directory holding only an empty .git)
-// and the 100,000-file tree.
+// runs in: an empty project and the 100,000-file tree. The empty project is
+// a git repository as `git init` makes it, holding no file: the two then
+// differ only in the files of the work tree, what these benchmarks compare.
+// (A bare empty directory would also leave out what every run pays for a
+// real repository's .git/config and .git/hooks: confinement makes them
+// read-only for the run, docs/lifetime.md.)
 var Projects = []Project{
 	{"empty", func(tb testing.TB) string {
 		root, err := filepath.EvalSymlinks(tb.TempDir())
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		if err := git(root, "init", "-q"); err != nil {
 			tb.Fatal(err)
 		}
 		return root
@@ -134,18 +138,8 @@ func generate(root string) error {
 	if err := writeAll(project, files); err != nil {
 		return err
 	}
-	git := func(args ...string) error {
-		cmd := osexec.Command("git", append([]string{"-c", "user.name=agentgate test", "-c", "user.email=test@agentgate.invalid",
-			"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir = project
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v: %s", args, err, out)
-		}
-		return nil
-	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "generated"}} {
-		if err := git(args...); err != nil {
+		if err := git(project, args...); err != nil {
 			return err
 		}
 	}
@@ -153,6 +147,18 @@ func generate(root string) error {
 		return err
 	}
 	return os.Rename(tmp, root)
+}
+
+// git runs git with args in dir, with no system or global configuration.
+func git(dir string, args ...string) error {
+	cmd := osexec.Command("git", append([]string{"-c", "user.name=agentgate test", "-c", "user.email=test@agentgate.invalid",
+		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %v: %v: %s", args, err, out)
+	}
+	return nil
 }
 
 // writeAll writes files (relative slash paths → content) under dir, with a
