@@ -218,15 +218,19 @@ const mcpCalls = 100
 // a real bridge in this process) and through the ungated npm package
 // mcp-server-commands 0.5.0, each driven by the official TypeScript MCP SDK
 // client, in an empty project and in the 100,000-file tree: four separate
-// runs, each b.N client sessions of 100 timed calls after one warm-up call.
+// runs (agentgate then the peer in one project, then in the other), each b.N
+// client sessions of 100 timed calls after one warm-up call.
 // Reported: p50 and p99 call latency and the median start-up (spawn →
 // initialize reply), in ms. Targets: agentgate's p50 ≤ 1.0× the peer's in
 // the same project (goal 0.7×), p99 ≤ 1.5× the peer's, start-up ≤ 50 ms.
 func BenchmarkMCPRunCommand(b *testing.B) {
 	node, sdkDir, peer := mcpBenchDeps(b)
 	lean := builtBinary(b, "AGENTGATE_MCP_BIN", "./cmd/agentgate-mcp", false)
-	for _, server := range []string{"agentgate", "peer"} {
-		for _, project := range changestest.Projects {
+	// The project outside, the server inside: the two runs a ratio compares
+	// follow each other, so a busy moment of a shared machine is less likely
+	// to fall on one of them only.
+	for _, project := range changestest.Projects {
+		for _, server := range []string{"agentgate", "peer"} {
 			b.Run(server+"/"+project.Name, func(b *testing.B) {
 				root := project.Root(b)
 				var spec mcpSpec

@@ -14,10 +14,11 @@ tags=migrated_fynedo
 # The benchmarks that run agentgate as a person or agent does use what
 # `make build` made.
 export AGENTGATE_BIN=$PWD/bin/agentgate AGENTGATE_MCP_BIN=$PWD/bin/agentgate-mcp
-: >"$out"
+# BENCH_REPORT=1 prints the table of an existing $out without running anything.
+[[ -n ${BENCH_REPORT:-} ]] || : >"$out"
 
 bench() { # package regexp benchtime
-  [[ "$1 $2" =~ ${BENCH_FILTER:-.} ]] || return 0
+  [[ -z ${BENCH_REPORT:-} && "$1 $2" =~ ${BENCH_FILTER:-.} ]] || return 0
   echo "== go test -bench '$2' -benchtime $3 $1" | tee -a "$out"
   go test -tags "$tags" -run '^$' -bench "$2" -benchtime "$3" -count 1 -timeout 60m "$1" 2>&1 | tee -a "$out"
 }
@@ -30,13 +31,14 @@ bench() { # package regexp benchtime
 # pass and the range.
 passes=${BENCH_PASSES:-3}
 for ((pass = 1; pass <= passes; pass++)); do
+  [[ -n ${BENCH_REPORT:-} ]] && break
   echo "== pass $pass of $passes; load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
   bench ./exec        'ExecutorTrue|RawExecTrue'        300x
   bench ./agentbridge 'BridgeTrue|RawExecTrue'          300x
   bench ./cli         'AgentgateRun'                    30x
   bench ./cli         'MCPRunCommand'                   2x
 done
-echo "== single pass; load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
+[[ -n ${BENCH_REPORT:-} ]] || echo "== single pass; load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
 bench ./exec        'ExecutorVsRaw'                   300x
 bench ./exec        'Stdout1GiB|RawPipe1GiB'          3x
 bench ./unixpg      'StartWaitVsRaw|TerminateToGone'  20x
@@ -47,7 +49,7 @@ bench ./cli         'MCPStartup'                      20x
 bench ./ui          'Processes10k|ListRecords10k'     3x
 bench ./agentbridge/rulestats 'StatsUpdate100k|StatsFirstRead100k' 5x
 # The app at rest needs a display: a private Xvfb unless there is one.
-if [[ "./ui AppIdle" =~ ${BENCH_FILTER:-.} ]]; then
+if [[ -z ${BENCH_REPORT:-} && "./ui AppIdle" =~ ${BENCH_FILTER:-.} ]]; then
   echo "== go test -bench 'AppIdle' -benchtime 2x ./ui (with a display); load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
   scripts/with-xvfb.sh go test -tags "$tags" -run '^$' -bench 'AppIdle' -benchtime 2x -count 1 -timeout 30m ./ui 2>&1 | tee -a "$out"
 fi
@@ -62,6 +64,8 @@ figures='
 executor start+wait of true vs raw os/exec, empty project|exec.ExecutorTrue/empty:exit-ns/op|exec.RawExecTrue:ns|<= 1.5
 executor start+wait of true with write confinement (shim, Landlock) vs raw os/exec, empty project|exec.ExecutorTrueConfined/empty:exit-ns/op|exec.RawExecTrue:ns|<= 2.5
 true through the executor, 100k-file tree vs empty project|exec.ExecutorTrue/tree100k:exit-ns/op|exec.ExecutorTrue/empty:exit-ns/op|<= 1.2
+true through the executor with write confinement (as the app runs it), 100k tree vs empty project|exec.ExecutorTrueConfined/tree100k:exit-ns/op|exec.ExecutorTrueConfined/empty:exit-ns/op|<= 1.2
+executor with write confinement vs raw os/exec, empty project (informational)|exec.ExecutorTrueConfined/empty:exit-ns/op|exec.RawExecTrue:ns|(<= 1.5)
 executor change summary of true after its exit, µs (100k tree)|exec.ExecutorTrue/tree100k:summary-µs/op||(<= 1000)
 executor vs raw, interleaved in one loop (informational)|exec.ExecutorVsRaw:x-raw||(<= 1.5)
 stdout 1 GiB through the executor vs raw pipe|exec.Stdout1GiB:MB/s|exec.RawPipe1GiB:MB/s|>= 0.7
@@ -97,14 +101,22 @@ echo "figure | measured | target | verdict"
 echo "--- | --- | --- | ---"
 awk -v figs="$figures" '
   /^pkg: / { pkg = $2; sub(/^github.com\/agentgate\/agentgate\/?/, "", pkg) }
-  /^Benchmark/ {
-    name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
-    key = pkg "." name
-    for (i = 3; i < NF; i++) {
+  # record(key, first) keeps the value/unit pairs from field first on.
+  function record(key, first,   i, m) {
+    for (i = first; i < NF; i++) {
       m = ($(i+1) == "ns/op") ? "ns" : $(i+1)
       v[key, m] = ((key, m) in v) ? v[key, m] " " $i : $i
     }
   }
+  /^Benchmark/ {
+    name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
+    key = pkg "." name
+    # A log line the benchmark printed can split its result line: the
+    # iteration count and values then start the next line of digits.
+    if ($2 ~ /^[0-9]+$/) { record(key, 3); split_key = "" } else split_key = key
+    next
+  }
+  split_key != "" && $1 ~ /^[0-9]+$/ { record(split_key, 2); split_key = "" }
   # sorted(list, a) splits list into a, sorted ascending; returns the count.
   function sorted(list, a,   n, i, j, t) {
     n = split(list, a, " ")
@@ -117,13 +129,13 @@ awk -v figs="$figures" '
     if (p == 0 || !((substr(spec, 1, p - 1), substr(spec, p + 1)) in v)) return ""
     return v[substr(spec, 1, p - 1), substr(spec, p + 1)]
   }
-  # figure(sub, base) sets fig (the median, "" if unmeasured) and spread
-  # ("min–max" over the passes, "" for one pass): of sub'"'"'s values, or of
-  # the ratios sub/base taken pass by pass (sub'"'"'s median over base'"'"'s
+  # figure(subj, base) sets fig (the median, "" if unmeasured) and spread
+  # ("min–max" over the passes, "" for one pass): of subj'"'"'s values, or of
+  # the ratios subj/base taken pass by pass (subj'"'"'s median over base'"'"'s
   # when their counts differ).
-  function figure(sub, base,   s, b, ns, nb, r, i, list, a, n) {
+  function figure(subj, base,   s, b, ns, nb, r, i, list, a, n) {
     fig = ""; spread = ""
-    s = values(sub); if (s == "") return
+    s = values(subj); if (s == "") return
     if (base == "") list = s
     else {
       b = values(base); if (b == "") return
