@@ -217,9 +217,11 @@ const mcpCalls = 100
 // agentgate-mcp (the lean executable `agentgate setup` configures; against
 // a real bridge in this process) and through the ungated npm package
 // mcp-server-commands 0.5.0, each driven by the official TypeScript MCP SDK
-// client, in an empty project and in the 100,000-file tree: four separate
-// runs (agentgate then the peer in one project, then in the other), each b.N
-// client sessions of 100 timed calls after one warm-up call.
+// client, in an empty project and in the 100,000-file tree: separate runs
+// (agentgate then the peer in one project, then in the other), each b.N
+// client sessions of 100 timed calls after one warm-up call. Beside them,
+// informational, agentgate with write confinement off
+// ("agentgate-unconfined"): what the confinement of each run costs.
 // Reported: p50 and p99 call latency and the median start-up (spawn →
 // initialize reply), in ms. Targets: agentgate's p50 ≤ 1.0× the peer's in
 // the same project (goal 0.7×), p99 ≤ 1.5× the peer's, start-up ≤ 50 ms.
@@ -230,12 +232,12 @@ func BenchmarkMCPRunCommand(b *testing.B) {
 	// follow each other, so a busy moment of a shared machine is less likely
 	// to fall on one of them only.
 	for _, project := range changestest.Projects {
-		for _, server := range []string{"agentgate", "peer"} {
+		for _, server := range []string{"agentgate", "agentgate-unconfined", "peer"} {
 			b.Run(server+"/"+project.Name, func(b *testing.B) {
 				root := project.Root(b)
 				var spec mcpSpec
-				if server == "agentgate" {
-					br := bridgetest.Start(b, bridgetest.Options{Project: root, KeeperProcess: true})
+				if server != "peer" {
+					br := bridgetest.Start(b, bridgetest.Options{Project: root, KeeperProcess: true, Unconfined: server == "agentgate-unconfined"})
 					br.Allow(b, "echo")
 					br.SettleChanges(b)
 					spec = mcpSpec{Command: lean, Args: []string{"--project", root}, Cwd: root,

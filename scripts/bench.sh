@@ -65,7 +65,6 @@ executor start+wait of true vs raw os/exec, empty project|exec.ExecutorTrue/empt
 executor start+wait of true with write confinement (shim, Landlock) vs raw os/exec, empty project|exec.ExecutorTrueConfined/empty:exit-ns/op|exec.RawExecTrue:ns|<= 2.5
 true through the executor, 100k-file tree vs empty project|exec.ExecutorTrue/tree100k:exit-ns/op|exec.ExecutorTrue/empty:exit-ns/op|<= 1.2
 true through the executor with write confinement (as the app runs it), 100k tree vs empty project|exec.ExecutorTrueConfined/tree100k:exit-ns/op|exec.ExecutorTrueConfined/empty:exit-ns/op|<= 1.2
-executor with write confinement vs raw os/exec, empty project (informational)|exec.ExecutorTrueConfined/empty:exit-ns/op|exec.RawExecTrue:ns|(<= 1.5)
 executor change summary of true after its exit, µs (100k tree)|exec.ExecutorTrue/tree100k:summary-µs/op||(<= 1000)
 executor vs raw, interleaved in one loop (informational)|exec.ExecutorVsRaw:x-raw||(<= 1.5)
 stdout 1 GiB through the executor vs raw pipe|exec.Stdout1GiB:MB/s|exec.RawPipe1GiB:MB/s|>= 0.7
@@ -84,6 +83,7 @@ hook claude-code (agentgate hook, Fyne binary) CPU vs hello-world, informational
 agentgate run -- true, 100k tree vs empty project|cli.AgentgateRun/tree100k:ns|cli.AgentgateRun/empty:ns|<= 1.2
 mcp run_command p50 vs mcp-server-commands 0.5.0, empty project|cli.MCPRunCommand/agentgate/empty:p50-ms|cli.MCPRunCommand/peer/empty:p50-ms|<= 1.0
 mcp run_command p50 vs mcp-server-commands 0.5.0, 100k tree (goal 0.7)|cli.MCPRunCommand/agentgate/tree100k:p50-ms|cli.MCPRunCommand/peer/tree100k:p50-ms|<= 1.0
+mcp run_command p50 without write confinement vs mcp-server-commands 0.5.0, 100k tree (informational)|cli.MCPRunCommand/agentgate-unconfined/tree100k:p50-ms|cli.MCPRunCommand/peer/tree100k:p50-ms|(<= 1.0)
 mcp run_command p99 vs mcp-server-commands 0.5.0, empty project|cli.MCPRunCommand/agentgate/empty:p99-ms|cli.MCPRunCommand/peer/empty:p99-ms|<= 1.5
 mcp run_command p99 vs mcp-server-commands 0.5.0, 100k tree|cli.MCPRunCommand/agentgate/tree100k:p99-ms|cli.MCPRunCommand/peer/tree100k:p99-ms|<= 1.5
 mcp server start-up (agentgate-mcp, spawn -> initialize reply), ms|cli.MCPStartup/agentgate-mcp:startup-ms||<= 50

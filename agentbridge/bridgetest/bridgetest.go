@@ -50,6 +50,9 @@ type Options struct {
 	// in the app (benchmarks: the index's memory is then not this
 	// process's), instead of a Keeper in this process (Bridge.Changes).
 	KeeperProcess bool
+	// Unconfined turns write confinement off (host.Options.Unconfined): for
+	// benchmarks that show what confinement costs.
+	Unconfined bool
 }
 
 // Bridge is a running test bridge. Everything is torn down by t.Cleanup.
@@ -145,7 +148,7 @@ func Start(t testing.TB, opts Options) *Bridge {
 		b.Changes, tracker = keeper, keeper
 	}
 	cfg := host.Options{Paths: b.Paths, Kind: exec.HostApp, AuditHost: "app", Socket: b.Socket, Env: os.Environ(),
-		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession, Changes: tracker}
+		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession, Changes: tracker, Unconfined: opts.Unconfined}
 	if !opts.NoApprover {
 		b.Approver = approvertest.New(opts.Steps...)
 		cfg.Approver = b.Approver
