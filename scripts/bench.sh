@@ -83,6 +83,7 @@ hook claude-code (agentgate hook, Fyne binary) CPU vs hello-world, informational
 agentgate run -- true, 100k tree vs empty project|cli.AgentgateRun/tree100k:ns|cli.AgentgateRun/empty:ns|<= 1.2
 mcp run_command p50 vs mcp-server-commands 0.5.0, empty project|cli.MCPRunCommand/agentgate/empty:p50-ms|cli.MCPRunCommand/peer/empty:p50-ms|<= 1.0
 mcp run_command p50 vs mcp-server-commands 0.5.0, 100k tree (goal 0.7)|cli.MCPRunCommand/agentgate/tree100k:p50-ms|cli.MCPRunCommand/peer/tree100k:p50-ms|<= 1.0
+mcp run_command p50 of agentgate, 100k tree vs empty project (informational)|cli.MCPRunCommand/agentgate/tree100k:p50-ms|cli.MCPRunCommand/agentgate/empty:p50-ms|(<= 1.2)
 mcp run_command p50 without write confinement vs mcp-server-commands 0.5.0, 100k tree (informational)|cli.MCPRunCommand/agentgate-unconfined/tree100k:p50-ms|cli.MCPRunCommand/peer/tree100k:p50-ms|(<= 1.0)
 mcp run_command p99 vs mcp-server-commands 0.5.0, empty project|cli.MCPRunCommand/agentgate/empty:p99-ms|cli.MCPRunCommand/peer/empty:p99-ms|<= 1.5
 mcp run_command p99 vs mcp-server-commands 0.5.0, 100k tree|cli.MCPRunCommand/agentgate/tree100k:p99-ms|cli.MCPRunCommand/peer/tree100k:p99-ms|<= 1.5
