@@ -149,14 +149,72 @@ type runCgroup struct {
 	dir string
 }
 
-// newRunCgroup makes a cgroup for one run and returns it with a descriptor
+// newRunCgroup returns a fresh, empty cgroup for one run with a descriptor
 // of its directory for CLONE_INTO_CGROUP (the caller closes it once the
-// run started); nil and no error when per-run cgroups are not in use.
+// run started); nil and no error when per-run cgroups are not in use. It
+// takes the spare made ahead when there is one (making a cgroup costs a
+// mkdir on the run's path otherwise) and starts making the next.
 func newRunCgroup() (*runCgroup, *os.File, error) {
 	base, _ := CgroupBase()
 	if base == "" {
 		return nil, nil, nil
 	}
+	cgroupSpare.mu.Lock()
+	cg, f, spareBase := cgroupSpare.cg, cgroupSpare.f, cgroupSpare.base
+	cgroupSpare.cg, cgroupSpare.f = nil, nil
+	if !cgroupSpare.making {
+		cgroupSpare.making = true
+		go makeSpareCgroup(base)
+	}
+	cgroupSpare.mu.Unlock()
+	if cg != nil {
+		if spareBase == base {
+			return cg, f, nil
+		}
+		f.Close()
+		os.Remove(cg.dir)
+	}
+	return makeRunCgroup(base)
+}
+
+// cgroupSpare is one run cgroup made ahead, in the background. It is
+// empty until a run is cloned into it: only processes that may write its
+// cgroup.procs could enter it, and they could as well leave their own.
+// A host that exits leaves it behind, empty, for CleanStaleCgroups.
+var cgroupSpare struct {
+	// mu guards the fields below.
+	mu sync.Mutex
+	// cg is the spare, nil when there is none; f is its opened directory.
+	cg *runCgroup
+	f  *os.File
+	// base is the directory it was made in (a later UseCgroupBase may
+	// have changed the base since).
+	base string
+	// making is true while a spare is being made.
+	making bool
+}
+
+// makeSpareCgroup makes the spare cgroup in base (a failure leaves none:
+// the next run makes its own, and reports the error).
+func makeSpareCgroup(base string) {
+	cg, f, err := makeRunCgroup(base)
+	cgroupSpare.mu.Lock()
+	defer cgroupSpare.mu.Unlock()
+	cgroupSpare.making = false
+	if err != nil {
+		return
+	}
+	if cgroupSpare.cg != nil {
+		f.Close()
+		os.Remove(cg.dir)
+		return
+	}
+	cgroupSpare.cg, cgroupSpare.f, cgroupSpare.base = cg, f, base
+}
+
+// makeRunCgroup makes a cgroup named agentgate-<host pid>-<random> in base
+// and opens its directory.
+func makeRunCgroup(base string) (*runCgroup, *os.File, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	dir := filepath.Join(base, cgroupPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:]))
@@ -209,6 +267,28 @@ func (c *runCgroup) end() (found bool) {
 	_ = os.Remove(c.dir)
 	return found
 }
+
+// release ends the cgroup of a run whose supervisor reported the tree
+// gone: what escaped the supervisor's sweep is killed before release
+// returns (end), and an empty cgroup is removed in the background, off the
+// run's path (cgroupRemovals counts those in progress).
+func (c *runCgroup) release() {
+	if c == nil {
+		return
+	}
+	if c.populated() {
+		c.end()
+		return
+	}
+	cgroupRemovals.Add(1)
+	go func() {
+		defer cgroupRemovals.Done()
+		_ = os.Remove(c.dir)
+	}()
+}
+
+// cgroupRemovals counts the background removals release started.
+var cgroupRemovals sync.WaitGroup
 
 // CleanStaleCgroups ends and removes the run cgroups that hosts which are
 // no longer running left behind (a host and its supervisor killed at once),

@@ -67,6 +67,7 @@ func TestRunStartsInItsOwnCgroup(t *testing.T) {
 	if !strings.HasPrefix(filepath.Base(cg), "agentgate-"+strconv.Itoa(os.Getpid())+"-") {
 		t.Fatalf("the run's cgroup is %q, want one named agentgate-%d-…", cg, os.Getpid())
 	}
+	unixpg.WaitCgroupRemovals()
 	if _, err := os.Stat(filepath.Join(base, filepath.Base(cg))); !os.IsNotExist(err) {
 		t.Errorf("the run's cgroup is still there after the run (%v)", err)
 	}

@@ -25,6 +25,9 @@ func (c *runCgroup) kill() {}
 // populated reports false.
 func (c *runCgroup) populated() bool { return false }
 
+// release does nothing.
+func (c *runCgroup) release() {}
+
 // end does nothing.
 func (c *runCgroup) end() bool { return false }
 

@@ -249,7 +249,7 @@ func (p *Process) finish(msg statusMsg, ok bool) {
 	}
 	p.status = msg.End.exitStatus()
 	// What escaped the supervisor's sweep is still in the run's cgroup.
-	p.cg.end()
+	p.cg.release()
 	supervisors.put(p.sc)
 	close(p.done)
 }
