@@ -63,12 +63,19 @@ type option struct {
 // short options, longer names long ones ("o|output").
 func opt(names string, arg argKind, why string) option {
 	o := option{arg: arg, why: why}
-	for _, n := range strings.Split(names, "|") {
+	// The catalog is built in every hook process: the names are cut in
+	// place rather than split into a slice.
+	for rest := names; rest != ""; {
+		n, after, _ := strings.Cut(rest, "|")
 		if len(n) == 1 {
 			o.shorts += n
 		} else {
+			if o.longs == nil {
+				o.longs = make([]string, 0, strings.Count(rest, "|")+1)
+			}
 			o.longs = append(o.longs, n)
 		}
+		rest = after
 	}
 	return o
 }
@@ -78,9 +85,11 @@ func flags(names string) option { return opt(names, noArg, "") }
 
 // values returns harmless value-taking options, each name as in opt.
 func values(names string) []option {
-	var out []option
-	for _, n := range strings.Split(names, " ") {
+	out := make([]option, 0, strings.Count(names, " ")+1)
+	for rest := names; rest != ""; {
+		n, after, _ := strings.Cut(rest, " ")
 		out = append(out, opt(n, reqArg, ""))
+		rest = after
 	}
 	return out
 }

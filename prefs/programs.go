@@ -88,7 +88,11 @@ func wrapperCmd(opts ...option) *command { return &command{style: stylePOSIX, op
 
 // join concatenates option lists.
 func join(lists ...[]option) []option {
-	var out []option
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]option, 0, n)
 	for _, l := range lists {
 		out = append(out, l...)
 	}
