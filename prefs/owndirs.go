@@ -276,16 +276,10 @@ func CheckDirs(p Paths, socket OwnPlace, projects ...string) error {
 		}
 		return nil
 	}
+	home := AccountHome()
 	for _, proj := range projects {
-		if proj == "" || !filepath.IsAbs(proj) {
-			continue
-		}
-		// A project that is the home directory or holds it is no boundary
-		// (an agent started in ~ or /). The account's home is looked up
-		// only for a project that would refuse a place: it reads the
-		// account database.
-		if err := inside("", filepath.Clean(proj), "the project agentgate serves here"); err != nil {
-			if home := AccountHome(); home == "" || !withinPath(filepath.Clean(proj), home) {
+		if proj != "" && filepath.IsAbs(proj) && !(home != "" && withinPath(filepath.Clean(proj), home)) {
+			if err := inside("", filepath.Clean(proj), "the project agentgate serves here"); err != nil {
 				return err
 			}
 		}
