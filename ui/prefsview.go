@@ -225,6 +225,13 @@ func newPrefsView(m *model.AllowedModel, scopes []model.ScopeRef, openURL func(*
 // scope returns the scope shown.
 func (v *prefsView) scope() model.ScopeRef { return v.scopes[v.current] }
 
+// inBackground starts work that must stay off the window's thread. The
+// package's tests make it a call in place: Fyne's test driver runs fyne.Do
+// at once on the goroutine that calls it, so a real goroutine there would
+// touch widgets while the test does (Fyne's renderer cache is not safe for
+// that and fails the run with "concurrent map writes").
+var inBackground = func(work func()) { go work() }
+
 // reload re-reads the scope shown, and computes its rules' figures in the
 // background.
 func (v *prefsView) reload() {
@@ -233,7 +240,7 @@ func (v *prefsView) reload() {
 	v.ruleStats = nil
 	v.statsGen++
 	gen := v.statsGen
-	go func() {
+	inBackground(func() {
 		stats, err := v.model.RuleStats(view)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "agentgate:", err)
@@ -244,7 +251,7 @@ func (v *prefsView) reload() {
 				v.rules.Refresh()
 			}
 		})
-	}()
+	})
 	v.scopeTitle.SetText(v.scope().Name() + ": " + v.scope().AppliesTo())
 	v.file.SetText(model.DisplayPath(view.File))
 	msgs := view.Errors
