@@ -22,11 +22,13 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/exec/changes/changestest"
+	"github.com/agentgate/agentgate/exec/platformtest"
 )
 
 // builtBinary returns the executable env names (set by scripts/bench.sh to
 // what `make build` made), or builds pkg (with cgo and the UI's tags when
-// cgo) into a temporary directory.
+// cgo) into a temporary directory and settles it as `make build` does
+// (platformtest.SettleExecutable).
 func builtBinary(b *testing.B, env, pkg string, cgo bool) string {
 	b.Helper()
 	if p := os.Getenv(env); p != "" {
@@ -48,6 +50,7 @@ func builtBinary(b *testing.B, env, pkg string, cgo bool) string {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		b.Skipf("cannot build %s here (%v): %s", pkg, err, msg)
 	}
+	platformtest.SettleExecutable(b, out)
 	return out
 }
 

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgate/agentgate/exec/platformtest"
 	"github.com/agentgate/agentgate/prefs"
 )
 
 // goBuild builds the package pkg (a path relative to the module root, or a
-// file) into out with extra environment settings, skipping tb when the go
-// tool is missing.
+// file) into out with extra environment settings and settles the executable
+// as `make build` does (platformtest.SettleExecutable), skipping tb when the
+// go tool is missing.
 func goBuild(tb testing.TB, out, pkg, dir string, env ...string) {
 	tb.Helper()
 	goTool, err := osexec.LookPath("go")
@@ -29,6 +31,7 @@ func goBuild(tb testing.TB, out, pkg, dir string, env ...string) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("go build %s: %v\n%s", pkg, err, msg)
 	}
+	platformtest.SettleExecutable(tb, out)
 }
 
 // buildHookExecutable builds cmd/agentgate-hook into a temp dir; cgo false
@@ -56,6 +59,7 @@ func buildAgentgate(tb testing.TB) string {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		tb.Skipf("cannot build the agentgate binary here (%v): %s", err, msg)
 	}
+	platformtest.SettleExecutable(tb, out)
 	return out
 }
 
@@ -183,7 +187,8 @@ func envPaths(environ []string) (p prefs.Paths) {
 // allowed payload as a whole process — start-up, package initialisation,
 // the allow-list decision, two audit entries (one write, one fsync), the
 // answer — next to a hello-world Go program run alternately in the same
-// loop, and reports
+// loop, both settled as `make build` leaves its executables (goBuild), and
+// reports
 // CPU (user+system, from the process state) and wall time per run and their
 // ratios (SPEC §9 target: CPU ratio ≤ 2). "static" is the executable as the
 // Makefile builds it (CGO_ENABLED=0); "cgo" shows what dynamic linking
