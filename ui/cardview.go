@@ -330,11 +330,18 @@ func (v *cardView) setArmed(armed bool) {
 	}
 }
 
+// afterFunc starts the card's arm timer: time.AfterFunc. The package's
+// tests make it a timer that calls nothing — they arm the card themselves
+// (arm, in view_test.go) — because under Fyne's test driver the timer's
+// fyne.Do would run at once on the timer's goroutine, beside the test (see
+// inBackground).
+var afterFunc = time.AfterFunc
+
 // scheduleArm enables the buttons once the model says the card is armed.
 func (v *cardView) scheduleArm() {
 	v.stopArmTimer()
 	wait := v.model.ArmsIn()
-	v.armTimer = time.AfterFunc(wait+20*time.Millisecond, func() {
+	v.armTimer = afterFunc(wait+20*time.Millisecond, func() {
 		fyne.Do(func() {
 			if v.req == nil {
 				return
