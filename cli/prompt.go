@@ -123,15 +123,16 @@ func (a *terminalApprover) Ask(ctx context.Context, req *agentbridge.ApprovalReq
 		temporarily = ", allow [t]emporarily"
 	}
 	for {
+		var question string
 		switch {
 		case program:
-			fmt.Fprintf(a.out, "Run it? [o]nce, [d]eny, always allow the [p]rogram %s, always allow the [e]xact command%s: ", display.Word(cmd.Argv[0]), temporarily)
+			question = fmt.Sprintf("Run it? [o]nce, [d]eny, always allow the [p]rogram %s, always allow the [e]xact command%s: ", display.Word(cmd.Argv[0]), temporarily)
 		case exact:
-			fmt.Fprintf(a.out, "Run it? [o]nce, [d]eny, always allow the [e]xact command (these arguments only)%s: ", temporarily)
+			question = fmt.Sprintf("Run it? [o]nce, [d]eny, always allow the [e]xact command (these arguments only)%s: ", temporarily)
 		default:
-			fmt.Fprintf(a.out, "Run it? [o]nce, [d]eny (no rule can allow it unattended): ")
+			question = "Run it? [o]nce, [d]eny (no rule can allow it unattended): "
 		}
-		choice, err := a.readLine(ctx)
+		choice, err := a.ask(ctx, question)
 		if err != nil {
 			return agentbridge.Answer{}, err
 		}
@@ -182,8 +183,7 @@ func (a *terminalApprover) always(ctx context.Context, req *agentbridge.Approval
 		warning = "Warning: this command " + findingsSummary(req.Findings) + "; the rule lets an agent run exactly this command again without asking.\nAllow it always? [y/N]: "
 	}
 	if warning != "" {
-		fmt.Fprint(a.out, warning)
-		answer, err := a.readLine(ctx)
+		answer, err := a.ask(ctx, warning)
 		if err != nil {
 			return false, err
 		}
@@ -206,8 +206,7 @@ func (a *terminalApprover) always(ctx context.Context, req *agentbridge.Approval
 		labels[i] = o.label
 	}
 	for {
-		fmt.Fprintf(a.out, "Always allow (allow-list line: %s) in which list? %s, or [c]ancel: ", display.Text(prefs.FormatList(tokens)), strings.Join(labels, ", "))
-		answer, err := a.readLine(ctx)
+		answer, err := a.ask(ctx, fmt.Sprintf("Always allow (allow-list line: %s) in which list? %s, or [c]ancel: ", display.Text(prefs.FormatList(tokens)), strings.Join(labels, ", ")))
 		if err != nil {
 			return false, err
 		}
@@ -245,8 +244,7 @@ func (a *terminalApprover) temporarily(ctx context.Context, req *agentbridge.App
 	cmd := req.Command
 	var d time.Duration
 	for d == 0 {
-		fmt.Fprintf(a.out, "Allow for how long? %s or %s, or [c]ancel: ", grantDurations[0].label, grantDurations[1].label)
-		answer, err := a.readLine(ctx)
+		answer, err := a.ask(ctx, fmt.Sprintf("Allow for how long? %s or %s, or [c]ancel: ", grantDurations[0].label, grantDurations[1].label))
 		if err != nil {
 			return false, err
 		}
@@ -275,8 +273,7 @@ func (a *terminalApprover) temporarily(ctx context.Context, req *agentbridge.App
 		fmt.Fprintf(a.out, "This command %s, so only the exact command can be allowed for a while.\n", findingsSummary(req.Findings))
 	default:
 		for chosen := false; !chosen; {
-			fmt.Fprintf(a.out, "Allow what for %s? the [p]rogram %s with any arguments, the [e]xact command, or [c]ancel: ", display.Duration(d), display.Word(cmd.Argv[0]))
-			answer, err := a.readLine(ctx)
+			answer, err := a.ask(ctx, fmt.Sprintf("Allow what for %s? the [p]rogram %s with any arguments, the [e]xact command, or [c]ancel: ", display.Duration(d), display.Word(cmd.Argv[0])))
 			if err != nil {
 				return false, err
 			}
@@ -319,16 +316,19 @@ func findingsSummary(fs []prefs.Finding) string {
 	return strings.Join(whys, ", ")
 }
 
-// readLine waits for the person's next line, ctx's end, or EOF (an error:
-// nobody can answer).
+// ask writes question and waits for the person's next line, ctx's end, or
+// EOF (an error: nobody can answer).
 //
 // Only a line typed after the question was shown counts: input typed ahead
 // (by a person, or by a program writing into the terminal before the
 // prompt appeared) is discarded from the terminal's queue and skipped, so it
-// can never answer a question it did not see.
-func (a *terminalApprover) readLine(ctx context.Context) (string, error) {
+// can never answer a question it did not see. The queue is flushed and the
+// moment taken before the question is written, never after: an answer typed
+// as soon as the question appears must count.
+func (a *terminalApprover) ask(ctx context.Context, question string) (string, error) {
 	flushTerminalInput(a.in)
 	shown := time.Now()
+	fmt.Fprint(a.out, question)
 	for {
 		select {
 		case line, ok := <-a.lines:
