@@ -60,6 +60,49 @@ func TestPromptIgnoresTypedAhead(t *testing.T) {
 	}
 }
 
+// TestPromptTakesAnAnswerTypedAtOnce: a line typed the moment the question
+// appears — here, while the question is still being written, and stamped
+// by the approver's reader before the write returns — answers it. (Taking
+// the moment after writing the question dropped such an answer as
+// type-ahead and left the prompt waiting.)
+func TestPromptTakesAnAnswerTypedAtOnce(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	var out bytes.Buffer
+	a := newTerminalApprover(r, &answeringWriter{out: &syncWriter{w: &out}, prompt: "Run it?", answer: w}, nil, nil)
+	req := &agentbridge.ApprovalRequest{ID: "r1", Command: exec.Command{Argv: []string{"rm", "-rf", "x"},
+		Executable: "/usr/bin/rm", Dir: "/p", DirRel: ".", ProjectRoot: "/p", Timeout: time.Minute}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ans, err := a.Ask(ctx, req)
+	if err != nil {
+		t.Fatalf("the answer typed as the question appeared was dropped: %v", err)
+	}
+	if ans.Approved {
+		t.Fatalf("approved; want the answer typed (deny): %+v", ans)
+	}
+}
+
+// answeringWriter passes writes to out and, once a write holds prompt,
+// types "d" into answer and waits until the approver's reader has surely
+// read and stamped it, before the write returns.
+type answeringWriter struct {
+	out    io.Writer
+	prompt string
+	answer io.Writer
+	typed  bool
+}
+
+func (a *answeringWriter) Write(p []byte) (int, error) {
+	n, err := a.out.Write(p)
+	if !a.typed && strings.Contains(string(p), a.prompt) {
+		a.typed = true
+		io.WriteString(a.answer, "d\n")
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n, err
+}
+
 // syncWriter serialises writes to w (the approver writes from Ask's
 // goroutine while the test reads after it).
 type syncWriter struct {
