@@ -42,9 +42,9 @@ deps:
 # settle rewrites an executable the Go linker just wrote with plain writes,
 # as installing it would. The linker writes through a memory mapping, which
 # leaves the file in the page cache as 4 KiB pages; on Linux with ext4 a
-# file written with write(2) (or read back from disk after a reboot) is
-# cached in large folios, and executing it takes fewer page faults — the
-# hook, run before every tool call, used a fifth less CPU (BENCHMARKS.md).
+# file written with write(2) is cached in large folios, and executing it
+# takes fewer page faults — the hook, run before every tool call, used a
+# fifth less CPU (BENCHMARKS.md, also for executables read back from disk).
 settle = cp $(1) $(1).settle && mv -f $(1).settle $(1)
 
 build: deps

@@ -594,6 +594,15 @@ func DefaultConfineSettings() ConfineSettings {
 	return ConfineSettings{Network: NetworkAny}
 }
 
+// settings returns the settings in force for a run: cc.Settings' answer,
+// or DefaultConfineSettings when it is nil.
+func (cc ConfineConfig) settings() ConfineSettings {
+	if cc.Settings != nil {
+		return cc.Settings()
+	}
+	return DefaultConfineSettings()
+}
+
 // confineCaps returns what this machine offers for confinement, probed on
 // first use.
 func (e *Executor) confineCaps() *confineCaps {

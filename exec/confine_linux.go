@@ -119,10 +119,7 @@ func (e *Executor) confine(cmd Command, meta Meta, preview bool) (*confinePlan, 
 	if cc.Off {
 		return unconfinedPlan("write confinement is off for this host", ""), nil
 	}
-	s := DefaultConfineSettings()
-	if cc.Settings != nil {
-		s = cc.Settings()
-	}
+	s := cc.settings()
 	if s.Network == "" {
 		s.Network = NetworkAny
 	}

@@ -85,28 +85,38 @@ func NativePath(p string) string {
 // temporary file beside it, renamed over it), as installing it would, and
 // fails tb if it cannot. The Go linker writes its output through a memory
 // mapping, which leaves the file in the page cache as 4 KiB pages; on Linux
-// with ext4 (6.x kernels) a file written with write(2) — or read back from
-// disk after a reboot — is cached in large folios instead, and executing
-// it takes fewer page faults: the 6 MB agentgate-hook used a fifth less CPU
-// per run (BENCHMARKS.md). A benchmark that runs an executable it just
-// built settles it first, so that it measures what people run; `make build`
-// settles what it builds the same way.
+// with ext4 (6.x kernels) a file written with write(2) is cached in large
+// folios instead, and executing it takes fewer page faults: the 6 MB
+// agentgate-hook used a fifth less CPU per run (BENCHMARKS.md, which also
+// gives the figures for executables faulted in from disk after the cache
+// is dropped). A benchmark that runs an executable it just built settles
+// it first, so that it measures what `make build` and an install leave;
+// `make build` settles what it builds the same way.
 func SettleExecutable(tb testing.TB, path string) {
 	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
+	if err := settle(path); err != nil {
 		tb.Fatalf("settling the executable %s: %v", path, err)
 	}
+}
+
+// settle is SettleExecutable's work; it leaves no temporary file behind.
+func settle(path string) error {
 	info, err := os.Stat(path)
 	if err != nil {
-		tb.Fatalf("settling the executable %s: %v", path, err)
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
 	}
 	tmp := path + ".settle"
 	if err := os.WriteFile(tmp, data, info.Mode().Perm()); err != nil {
-		tb.Fatalf("settling the executable %s: %v", path, err)
+		os.Remove(tmp)
+		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		tb.Fatalf("settling the executable %s: %v", path, err)
+		return err
 	}
+	return nil
 }
