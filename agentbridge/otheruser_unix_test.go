@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/audit"
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/agentbridge/client"
+	"github.com/agentgate/agentgate/unixpg/asuser"
 )
 
 // nobody is the uid the child runs as.
@@ -75,7 +76,7 @@ func testBinaryForOthers(t *testing.T) (bin, dir string) {
 		t.Fatal(err)
 	}
 	bin = filepath.Join(dir, "bridge.test")
-	copyFile(t, self, bin, 0o755)
+	asuser.CopyExecutable(t, self, bin)
 	return bin, dir
 }
 
@@ -116,25 +117,5 @@ func TestClientRefusesBridgeOfOtherUser(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "65534") {
 		t.Fatalf("error does not name the serving uid: %v", err)
-	}
-}
-
-// copyFile copies src to dst with mode.
-func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -70,10 +70,10 @@ func Run(t *testing.T, pattern string) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, filepath.Base(self))
-	copyFile(t, self, bin)
+	CopyExecutable(t, self, bin)
 	env := []string{Env + "=1", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}
 	if shim, err := shimbuild.Path(); err == nil {
-		copyFile(t, shim, filepath.Join(dir, "agentgate-shim"))
+		CopyExecutable(t, shim, filepath.Join(dir, "agentgate-shim"))
 		env = append(env, shimbuild.Env+"="+filepath.Join(dir, "agentgate-shim"))
 	}
 	home := filepath.Join(dir, "home")
@@ -95,8 +95,10 @@ func Run(t *testing.T, pattern string) {
 	t.Logf("as the unprivileged user %s (uid %d):\n%s", name, uid, out)
 }
 
-// copyFile copies src to dst, executable by everyone.
-func copyFile(t *testing.T, src, dst string) {
+// CopyExecutable copies the file src to dst, readable and executable by
+// everyone (mode 0755), so that another user can run it; it fails t on
+// any error.
+func CopyExecutable(t *testing.T, src, dst string) {
 	t.Helper()
 	in, err := os.Open(src)
 	if err != nil {
