@@ -14,7 +14,7 @@ fi
 # Debian packages: cgo + Fyne's GL/X11/Wayland headers, and the tools the tests
 # drive the app with (Xvfb, xdotool, ImageMagick's import, tclsh, tmux) and
 # validate packaging with (desktop-file-validate, appstreamcli).
-pkgs=(gcc pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
+pkgs=(gcc musl-tools pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
       xvfb xdotool imagemagick tcl tmux desktop-file-utils appstream xauth dbus-x11 patch
       nodejs npm)
 

@@ -17,15 +17,28 @@ import (
 // after the first iteration); compare with BenchmarkRawOSExecTrue (the
 // SPEC's target is ≤ 1.5×), or see BenchmarkStartWaitVsRaw for the ratio
 // under equal load.
+//
+// "supervisor" runs under a supervisor, "direct" as the host's own child in
+// its cgroup (where per-run cgroups can be made), as package exec runs it.
 func BenchmarkStartWaitTrue(b *testing.B) {
-	for b.Loop() {
-		p, err := unixpg.Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st, err := p.Wait(); err != nil || st.Code != 0 {
-			b.Fatal(st, err)
-		}
+	for _, direct := range []bool{false, true} {
+		name := map[bool]string{false: "supervisor", true: "direct"}[direct]
+		b.Run(name, func(b *testing.B) {
+			if base, why := unixpg.CgroupBase(); direct && base == "" {
+				b.Skipf("no per-run cgroups here (%s)", why)
+			}
+			unixpg.UseSupervisors(!direct)
+			defer unixpg.UseSupervisors(true)
+			for b.Loop() {
+				p, err := unixpg.Start(procspec.Spec{Path: "/bin/true", Args: []string{"true"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st, err := p.Wait(); err != nil || st.Code != 0 {
+					b.Fatal(st, err)
+				}
+			}
+		})
 	}
 }
 

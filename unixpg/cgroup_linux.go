@@ -140,6 +140,11 @@ func probeCgroupBase(dir string) string {
 	if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err != nil {
 		return "the kernel has no cgroup.kill (Linux 5.14)"
 	}
+	// A direct run's warden reads its deadline off the cgroup
+	// (warden_linux.go).
+	if err := unix.Setxattr(probe, wardDeadline, []byte("0 0"), 0); err != nil {
+		return fmt.Sprintf("the cgroup file system takes no user extended attributes (%v)", err)
+	}
 	return ""
 }
 

@@ -43,7 +43,9 @@ func TestKilledSupervisorCgroupEndsEscapees(t *testing.T) {
 
 // TestRunStartsInItsOwnCgroup: the target is in a cgroup of its own from
 // its first instruction, and the cgroup is gone after the run.
-func TestRunStartsInItsOwnCgroup(t *testing.T) {
+func TestRunStartsInItsOwnCgroup(t *testing.T) { bothModes(t, testRunStartsInItsOwnCgroup) }
+
+func testRunStartsInItsOwnCgroup(t *testing.T) {
 	base := requireCgroups(t)
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -19,10 +19,13 @@ func supervisorSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP}
 }
 
-// startRequest is one supervisor start handed to the starter goroutine.
+// startRequest is one supervisor or warden start handed to the starter
+// goroutine.
 type startRequest struct {
-	// exe and attr are os.StartProcess's arguments (argv is fixed).
+	// exe and attr are os.StartProcess's arguments, and argv is exe
+	// followed by args (superviseArg, or wardenArg and its arguments).
 	exe  string
+	args []string
 	attr *os.ProcAttr
 	// reply receives the result.
 	reply chan startResult
@@ -36,7 +39,8 @@ type startResult struct {
 	err error
 }
 
-// starter is the channel of the goroutine that starts every supervisor.
+// starter is the channel of the goroutine that starts every supervisor and
+// warden.
 // PR_SET_PDEATHSIG fires when the forking OS thread exits, not the process,
 // and Go moves goroutines between threads: the starter locks its thread and
 // never returns, so the signal fires only when the host dies.
@@ -45,17 +49,18 @@ var starter = sync.OnceValue(func() chan<- startRequest {
 	go func() {
 		runtime.LockOSThread()
 		for req := range ch {
-			p, err := os.StartProcess(req.exe, []string{req.exe, superviseArg}, req.attr)
+			p, err := os.StartProcess(req.exe, append([]string{req.exe}, req.args...), req.attr)
 			req.reply <- startResult{p, err}
 		}
 	}()
 	return ch
 })
 
-// startSupervisor starts exe as a supervisor from the starter's thread.
-func startSupervisor(exe string, attr *os.ProcAttr) (*os.Process, error) {
+// startHelperProcess starts exe with args, the hidden argument and its own
+// (a supervisor, or the warden), from the starter's thread.
+func startHelperProcess(exe string, args []string, attr *os.ProcAttr) (*os.Process, error) {
 	reply := make(chan startResult, 1)
-	starter() <- startRequest{exe: exe, attr: attr, reply: reply}
+	starter() <- startRequest{exe: exe, args: args, attr: attr, reply: reply}
 	r := <-reply
 	return r.p, r.err
 }

@@ -14,7 +14,8 @@ func supervisorSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// startSupervisor starts exe as a supervisor.
-func startSupervisor(exe string, attr *os.ProcAttr) (*os.Process, error) {
-	return os.StartProcess(exe, []string{exe, superviseArg}, attr)
+// startHelperProcess starts exe with args, the hidden argument (a
+// supervisor's).
+func startHelperProcess(exe string, args []string, attr *os.ProcAttr) (*os.Process, error) {
+	return os.StartProcess(exe, append([]string{exe}, args...), attr)
 }

@@ -27,6 +27,10 @@ type Process struct {
 	// cg is the run's own cgroup (Linux, where cgroups can be made; else
 	// nil): ended after the run, killed when the host takes the tree over.
 	cg *runCgroup
+	// d is set for a direct run (Linux with per-run cgroups: the target is
+	// the host's own child, direct_linux.go); sc is nil then, and the
+	// fields from hostDeadline to lastPing are unused.
+	d *directRun
 	// hostDeadline is when the host ends the tree itself if the supervisor
 	// has not reported its end (Spec.Timeout + grace + hostDeadlineMargin
 	// after Start); zero when the run has no deadline.
@@ -65,9 +69,13 @@ var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.D
 // call) and the given standard files; nothing else of the host or of any
 // earlier run is inherited.
 //
-// The supervisor is an idle one from a small pool when one is available,
-// else a new one (the host binary re-executed); there is no limit on how
-// many runs are in progress at once. See docs/lifetime.md.
+// Where the host can make a cgroup for each run (Linux; cgroup_linux.go)
+// and UseSupervisors is off, the target is the host's own child, started
+// into its cgroup and held to its bounds by the host and its warden
+// (direct_linux.go). Elsewhere it runs under a supervisor: an idle one from
+// a small pool when one is available, else a new one (the host binary
+// re-executed); there is no limit on how many runs are in progress at once.
+// See docs/lifetime.md.
 //
 // Errors, after which nothing started and nothing is left running:
 //   - spec is unusable (relative Path, empty Args, a closed file): a plain
@@ -125,6 +133,13 @@ func Start(spec procspec.Spec) (*Process, error) {
 			}
 		}
 	}
+	if cg != nil && directWanted() {
+		p, err := startDirect(spec, cg, cgDir, files)
+		if err != nil {
+			cg.end()
+		}
+		return p, err
+	}
 	_, extra := extraFiles(spec, cgDir)
 	files = append(files, extra...)
 	for {
@@ -178,15 +193,9 @@ func startReply(spec procspec.Spec, sc *supervisorConn, cg *runCgroup) (p *Proce
 		supervisors.await(sc, p)
 		watchProcess(p)
 		return p, false, nil
-	case ok && msg.Verb == statusExecFail:
+	case ok && (msg.Verb == statusExecFail || msg.Verb == statusChanged || msg.Verb == statusConfine):
 		supervisors.put(sc)
-		return nil, false, fmt.Errorf("start %q: %w", path, &os.PathError{Op: "exec", Path: path, Err: syscall.Errno(msg.Num)})
-	case ok && msg.Verb == statusChanged:
-		supervisors.put(sc)
-		return nil, false, fmt.Errorf("start %q: %s: %w", path, msg.Text, procspec.ErrChanged)
-	case ok && msg.Verb == statusConfine:
-		supervisors.put(sc)
-		return nil, false, containmentErr(path, "setting up its confinement", errors.New(msg.Text))
+		return nil, false, startFailure(path, msg)
 	}
 	sc.retire()
 	switch {
@@ -203,6 +212,18 @@ func startReply(spec procspec.Spec, sc *supervisorConn, cg *runCgroup) (p *Proce
 		return nil, false, containmentErr(path, "starting the run",
 			fmt.Errorf("the supervisor ended (%s) without answering: %v", sc.exitHow, sc.readErr))
 	}
+}
+
+// startFailure returns Start's error for a run that did not start, as the
+// status line msg (execfail, changed or confinefail) reports it.
+func startFailure(path string, msg statusMsg) error {
+	switch msg.Verb {
+	case statusExecFail:
+		return fmt.Errorf("start %q: %w", path, &os.PathError{Op: "exec", Path: path, Err: syscall.Errno(msg.Num)})
+	case statusChanged:
+		return fmt.Errorf("start %q: %s: %w", path, msg.Text, procspec.ErrChanged)
+	}
+	return containmentErr(path, "setting up its confinement", errors.New(msg.Text))
 }
 
 // containmentErr wraps ErrContainment with what failed for which command.
@@ -269,17 +290,31 @@ func (e endReport) exitStatus() procspec.ExitStatus {
 // Pid returns the target's pid, which is also its process group id.
 func (p *Process) Pid() int { return p.pid }
 
-// Terminate asks the supervisor to end the tree: SIGTERM to the group and
-// every descendant, the grace period, then SIGKILL and a sweep. It returns
-// at once; Wait tells when the tree is gone. Calls after the first, after
-// Kill, or after the run ended do nothing.
-func (p *Process) Terminate() { p.request(ctrlTerm, &p.termSent) }
+// Terminate ends the tree: SIGTERM (and SIGCONT) to the group and every
+// descendant, the grace period, then SIGKILL and a sweep — done by the
+// supervisor, or for a direct run by the host itself (every process of the
+// run's cgroup, then cgroup.kill). It returns at once; Wait tells when the
+// tree is gone. Calls after the first, after Kill, or after the run ended
+// do nothing.
+func (p *Process) Terminate() {
+	if p.d != nil {
+		p.d.terminate(false)
+		return
+	}
+	p.request(ctrlTerm, &p.termSent)
+}
 
-// Kill asks the supervisor to SIGKILL the tree at once and sweep. It returns
+// Kill SIGKILLs the tree at once and sweeps (a direct run: cgroup.kill). It returns
 // at once; Wait tells when the tree is gone. It also cuts short a Terminate
 // in its grace period. Calls after the first or after the run ended do
 // nothing.
-func (p *Process) Kill() { p.request(ctrlKill, &p.killSent) }
+func (p *Process) Kill() {
+	if p.d != nil {
+		p.d.kill()
+		return
+	}
+	p.request(ctrlKill, &p.killSent)
+}
 
 // request sends one control line unless *sent is already set or the run is
 // over.
@@ -306,17 +341,20 @@ func (p *Process) ping(now time.Time) {
 }
 
 // Wait returns the leader's exit status once the leader has exited and the
-// rest of its tree is gone (Linux: every descendant, escapees included;
-// elsewhere: the process group). The supervisor then serves later runs or
-// exits. Wait may be called any number of times from any goroutines; all
-// get the same result. ExitStatus.TimedOut says the run's deadline ended it.
+// rest of its tree is gone (Linux: every descendant, escapees included —
+// for a direct run, once its cgroup is empty; elsewhere: the process
+// group). A supervisor then serves later runs or exits. Wait may be called
+// any number of times from any goroutines; all get the same result.
+// ExitStatus.TimedOut says the run's deadline ended it.
 //
 // The error is non-nil only when the host had to end the tree itself
 // because its supervisor could not be trusted to: it was lost before
 // reporting (killed, or it broke the protocol), stopped, traced, found
 // itself tampered with after the run, stopped answering pings, or let the
-// host's deadline pass (endTree). The error wraps ErrContainment and says
-// why; ExitStatus then has Code -1 and Signal "SIGKILL".
+// host's deadline pass (endTree); or, for a direct run, when waiting for
+// the leader failed (the host then ended the run's cgroup). The error wraps
+// ErrContainment and says why; ExitStatus then has Code -1 and Signal
+// "SIGKILL".
 func (p *Process) Wait() (procspec.ExitStatus, error) {
 	<-p.done
 	return p.status, p.err

@@ -22,8 +22,15 @@ const hostDirEnv = "UNIXPG_TEST_HOST_DIR"
 // supervisors idle in its pool (see runIdleHost).
 const hostIdleEnv = "UNIXPG_TEST_HOST_IDLE"
 
+// directEnv, when set, makes a helper host start its runs directly
+// (bothModes' "direct" half); otherwise they have supervisors.
+const directEnv = "UNIXPG_TEST_DIRECT"
+
+// Every test of this package runs its commands under supervisors unless it
+// says otherwise (bothModes): most of them test the supervisor itself.
 func TestMain(m *testing.M) {
 	unixpg.MaybeSupervise()
+	unixpg.UseSupervisors(os.Getenv(directEnv) == "")
 	runHelperMode() // returns unless this binary was started as a test helper
 	if dir := os.Getenv(hostDirEnv); dir != "" {
 		runTestHost(dir)
@@ -31,6 +38,10 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(hostIdleEnv) != "" {
 		runIdleHost()
+		return
+	}
+	if t := os.Getenv(hostDeadlineEnv); t != "" {
+		runDeadlineHost(t)
 		return
 	}
 	os.Exit(m.Run())
@@ -56,6 +67,34 @@ func runTestHost(dir string) {
 	}
 	fmt.Printf("started %d\n", p.Pid())
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	os.Exit(0)
+}
+
+// hostDeadlineEnv, when set to a duration, makes the test binary a helper
+// host that runs `sleep 30` with that timeout (see runDeadlineHost).
+const hostDeadlineEnv = "UNIXPG_TEST_HOST_DEADLINE"
+
+// runDeadlineHost is a host process for the deadline tests: it starts
+// `sleep 30` with the given timeout, prints "started PID", waits for the
+// run and prints "ended STATUS timedout=BOOL" (or "error …"), then exits.
+func runDeadlineHost(timeout string) {
+	d, err := time.ParseDuration(timeout)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	p, err := unixpg.Start(procspec.Spec{Path: "/bin/sleep", Args: []string{"sleep", "30"}, Timeout: d, Grace: 200 * time.Millisecond})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Printf("started %d\n", p.Pid())
+	st, err := p.Wait()
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Printf("ended %s timedout=%v\n", st, st.TimedOut)
 	os.Exit(0)
 }
 
@@ -109,4 +148,21 @@ func runIdleHost() {
 	fmt.Println("idle")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	os.Exit(0)
+}
+
+// bothModes runs test twice, as subtests: "supervisor", every run under a
+// per-run supervisor, and "direct", every run the host's own child in its
+// cgroup (Linux where per-run cgroups can be made; skipped elsewhere). A
+// helper host the test starts inherits the mode through directEnv.
+func bothModes(t *testing.T, test func(*testing.T)) {
+	t.Run("supervisor", test)
+	t.Run("direct", func(t *testing.T) {
+		if base, why := unixpg.CgroupBase(); base == "" {
+			t.Skipf("no per-run cgroups here (%s), so no direct runs", why)
+		}
+		unixpg.UseSupervisors(false)
+		t.Setenv(directEnv, "1")
+		t.Cleanup(func() { unixpg.UseSupervisors(true) })
+		test(t)
+	})
 }

@@ -119,7 +119,7 @@ func spawnSupervisor() (*supervisorConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the supervisor's control socket: %v", err)
 	}
-	proc, err := startSupervisor(exe, &os.ProcAttr{
+	proc, err := startHelperProcess(exe, []string{superviseArg}, &os.ProcAttr{
 		Env:   []string{superviseEnvKey + "=" + superviseEnvValue},
 		Files: []*os.File{null, null, null, supEnd},
 		Sys:   supervisorSysProcAttr(),

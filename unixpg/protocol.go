@@ -161,14 +161,20 @@ func encodeRunLine(spec procspec.Spec, cgroup *os.File) ([]byte, error) {
 		GraceNS: int64(grace), TimeoutNS: int64(max(spec.Timeout, 0)), Extra: extra, ProgramID: spec.ProgramID,
 		Cgroup: cgroupPath}
 	if sb := spec.Sandbox; sb != nil {
-		ws.Sandbox = &wireSandbox{RulesetFlags: sb.RulesetFlags, UserNS: sb.UserNS, MountNS: sb.MountNS, NetNS: sb.NetNS,
-			ReadOnly: sb.ReadOnly, Hide: sb.Hide}
+		w := wireSandboxOf(sb)
+		ws.Sandbox = &w
 	}
 	b, err := json.Marshal(ws)
 	if err != nil {
 		return nil, err
 	}
 	return append(append([]byte(ctrlRun+" "), b...), '\n'), nil
+}
+
+// wireSandboxOf returns the part of sb that is not a file.
+func wireSandboxOf(sb *procspec.Sandbox) wireSandbox {
+	return wireSandbox{RulesetFlags: sb.RulesetFlags, UserNS: sb.UserNS, MountNS: sb.MountNS, NetNS: sb.NetNS,
+		ReadOnly: sb.ReadOnly, Hide: sb.Hide}
 }
 
 // effectiveGrace is the grace Spec.Grace documents: g, or DefaultGrace when

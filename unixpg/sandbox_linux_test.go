@@ -56,7 +56,9 @@ func runSandboxed(t *testing.T, sb *procspec.Sandbox, dir, script string, env ..
 // write, the rest of the directory stays writable, the network namespace
 // has only loopback, and the program's name is its own (executed through
 // its descriptor, not /proc/self/fd/N).
-func TestSandboxReadOnlyBindAndNetwork(t *testing.T) {
+func TestSandboxReadOnlyBindAndNetwork(t *testing.T) { bothModes(t, testSandboxReadOnlyBindAndNetwork) }
+
+func testSandboxReadOnlyBindAndNetwork(t *testing.T) {
 	shim := openShim(t)
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, ".claude"), 0o755); err != nil {
@@ -80,7 +82,9 @@ grep -c : /proc/net/dev`)
 // TestSandboxLandlock: a Landlock ruleset that grants writes only in one
 // directory holds for the target and its descendants, and signal scoping
 // keeps the run from signalling its supervisor.
-func TestSandboxLandlock(t *testing.T) {
+func TestSandboxLandlock(t *testing.T) { bothModes(t, testSandboxLandlock) }
+
+func testSandboxLandlock(t *testing.T) {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < 6 {
 		t.Skipf("Landlock ABI %d (%v): need 6 for signal scoping", abi, err)

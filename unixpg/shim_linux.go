@@ -5,6 +5,7 @@ package unixpg
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,12 +13,76 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentgate/agentgate/exec/procspec"
 )
 
 // shimSetupBound bounds how long the confinement shim may take to set a
 // run up (namespaces, mounts, Landlock) before the supervisor gives up on
 // it: a mount over a hung network filesystem must not hold the supervisor.
 const shimSetupBound = 10 * time.Second
+
+// shimStatusFD is the descriptor of the shim's status pipe in the shim.
+const shimStatusFD = 3
+
+// shimArgv returns the confinement shim's argv for a run of path with args
+// in the sandbox sb: the status pipe is descriptor shimStatusFD, the run's
+// directory handle dirAt and the Landlock ruleset rulesetAt (-1: none), and
+// id, when set, the identity the program must have.
+func shimArgv(sb wireSandbox, dirAt, rulesetAt int, id *procspec.FileID, path string, args []string) []string {
+	argv := []string{"agentgate-shim", strconv.Itoa(shimStatusFD)}
+	if dirAt >= 0 {
+		argv = append(argv, "-d", strconv.Itoa(dirAt))
+	}
+	if rulesetAt >= 0 {
+		argv = append(argv, "-l", strconv.Itoa(rulesetAt)+":"+strconv.FormatUint(uint64(sb.RulesetFlags), 10))
+	}
+	if sb.UserNS {
+		argv = append(argv, "-u")
+	}
+	if sb.MountNS {
+		argv = append(argv, "-m")
+		for _, p := range sb.ReadOnly {
+			argv = append(argv, "-r", p)
+		}
+		for _, p := range sb.Hide {
+			argv = append(argv, "-h", p)
+		}
+	}
+	if sb.NetNS {
+		argv = append(argv, "-n")
+	}
+	if id != nil {
+		argv = append(argv, "-e", fmt.Sprintf("%d:%d:%d:%d:%d", id.Dev, id.Ino, id.Size, id.MtimeNS, id.CtimeNS))
+	}
+	return append(append(argv, "--", path), args...)
+}
+
+// shimLaunch prepares a direct run's start through the confinement shim:
+// the shim's path (through its descriptor), argv, and files — std (stdin,
+// stdout, stderr), the write end of a new status pipe as shimStatusFD, then
+// the directory handle and the ruleset. The caller closes the status pipe's
+// read end, statusR, and its write end (files[shimStatusFD]) once the shim
+// is started.
+func shimLaunch(spec procspec.Spec, std []*os.File) (statusR *os.File, path string, argv []string, files []*os.File, err error) {
+	sb := spec.Sandbox
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, "", nil, nil, fmt.Errorf("creating the confinement shim's status pipe: %v", err)
+	}
+	files = append(std[:runFDs:runFDs], statusW)
+	dirAt, rulesetAt := -1, -1
+	if spec.DirFD != nil {
+		dirAt = len(files)
+		files = append(files, spec.DirFD)
+	}
+	if sb.Ruleset != nil {
+		rulesetAt = len(files)
+		files = append(files, sb.Ruleset)
+	}
+	argv = shimArgv(wireSandboxOf(sb), dirAt, rulesetAt, spec.ProgramID, spec.Path, spec.Args)
+	return statusR, "/proc/self/fd/" + strconv.Itoa(int(sb.Shim.Fd())), argv, files, nil
+}
 
 // startThroughShim starts a sandboxed run: it forks and executes the
 // confinement shim (the received "shim" descriptor, through /proc/self/fd)
@@ -38,41 +103,21 @@ func startThroughShim(req controlMsg, std []uintptr, pidfd *int, cgroupFD int) (
 	statusR, statusW := p[0], p[1]
 	defer unix.Close(statusR)
 	files := append(std[:runFDs:runFDs], uintptr(statusW))
-	sb := req.Spec.Sandbox
-	args := []string{"agentgate-shim", "3"}
-	shimFD := -1
+	shimFD, dirAt, rulesetAt := -1, -1, -1
 	for i, name := range req.Spec.Extra {
 		fd := req.FDs[runFDs+i]
 		switch name {
 		case extraShim:
 			shimFD = fd
 		case extraDir:
-			args = append(args, "-d", strconv.Itoa(len(files)))
+			dirAt = len(files)
 			files = append(files, uintptr(fd))
 		case extraRuleset:
-			args = append(args, "-l", strconv.Itoa(len(files))+":"+strconv.FormatUint(uint64(sb.RulesetFlags), 10))
+			rulesetAt = len(files)
 			files = append(files, uintptr(fd))
 		}
 	}
-	if sb.UserNS {
-		args = append(args, "-u")
-	}
-	if sb.MountNS {
-		args = append(args, "-m")
-		for _, path := range sb.ReadOnly {
-			args = append(args, "-r", path)
-		}
-		for _, path := range sb.Hide {
-			args = append(args, "-h", path)
-		}
-	}
-	if sb.NetNS {
-		args = append(args, "-n")
-	}
-	if id := req.Spec.ProgramID; id != nil {
-		args = append(args, "-e", fmt.Sprintf("%d:%d:%d:%d:%d", id.Dev, id.Ino, id.Size, id.MtimeNS, id.CtimeNS))
-	}
-	args = append(append(args, "--", req.Spec.Path), req.Spec.Args...)
+	args := shimArgv(*req.Spec.Sandbox, dirAt, rulesetAt, req.Spec.ProgramID, req.Spec.Path, req.Spec.Args)
 	dir := req.Spec.Dir
 	if slices.Contains(req.Spec.Extra, extraDir) {
 		dir = "" // the shim enters the directory through its descriptor

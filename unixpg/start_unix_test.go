@@ -47,7 +47,9 @@ func run(t *testing.T, spec procspec.Spec) (procspec.ExitStatus, string, string)
 	return st, string(stdout), string(stderr)
 }
 
-func TestStartUsesSpecExactly(t *testing.T) {
+func TestStartUsesSpecExactly(t *testing.T) { bothModes(t, testStartUsesSpecExactly) }
+
+func testStartUsesSpecExactly(t *testing.T) {
 	dir := t.TempDir()
 	st, out, errOut := run(t, procspec.Spec{
 		Path: "/bin/sh",
@@ -70,7 +72,9 @@ func TestStartUsesSpecExactly(t *testing.T) {
 	}
 }
 
-func TestStartStdinAndNilFiles(t *testing.T) {
+func TestStartStdinAndNilFiles(t *testing.T) { bothModes(t, testStartStdinAndNilFiles) }
+
+func testStartStdinAndNilFiles(t *testing.T) {
 	in, err := os.CreateTemp(t.TempDir(), "stdin")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +100,9 @@ func TestStartStdinAndNilFiles(t *testing.T) {
 	}
 }
 
-func TestStartReportsSignalDeath(t *testing.T) {
+func TestStartReportsSignalDeath(t *testing.T) { bothModes(t, testStartReportsSignalDeath) }
+
+func testStartReportsSignalDeath(t *testing.T) {
 	st, _, _ := run(t, procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "kill -USR1 $$"}})
 	if st.Exited || st.Signal != "SIGUSR1" || st.Code != -1 {
 		t.Errorf("status = %+v, want killed by SIGUSR1", st)
@@ -106,7 +112,9 @@ func TestStartReportsSignalDeath(t *testing.T) {
 	}
 }
 
-func TestStartFailures(t *testing.T) {
+func TestStartFailures(t *testing.T) { bothModes(t, testStartFailures) }
+
+func testStartFailures(t *testing.T) {
 	dir := t.TempDir()
 	notExec := dir + "/script"
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
@@ -148,7 +156,9 @@ func TestStartFailures(t *testing.T) {
 	}
 }
 
-func TestWaitFromManyGoroutines(t *testing.T) {
+func TestWaitFromManyGoroutines(t *testing.T) { bothModes(t, testWaitFromManyGoroutines) }
+
+func testWaitFromManyGoroutines(t *testing.T) {
 	p, err := unixpg.Start(procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 7"}})
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +184,10 @@ func TestWaitFromManyGoroutines(t *testing.T) {
 }
 
 func TestContainmentErrorTellsNotToRetry(t *testing.T) {
+	bothModes(t, testContainmentErrorTellsNotToRetry)
+}
+
+func testContainmentErrorTellsNotToRetry(t *testing.T) {
 	msg := procspec.ErrContainment.Error()
 	for _, want := range []string{"do not retry", "fix"} {
 		if !strings.Contains(msg, want) {

@@ -58,12 +58,20 @@ var entryCalled atomic.Bool
 // explicit call, not an init function, so that importing this package
 // takes no process over (the lean hook executable links none of it). Start
 // fails with ErrContainment in a process that never called it.
+//
+// The warden (Linux, warden_linux.go) is entered the same way, with its own
+// hidden argument.
 func MaybeSupervise() {
 	entryCalled.Store(true)
-	if len(os.Args) < 2 || os.Args[1] != superviseArg || os.Getenv(superviseEnvKey) != superviseEnvValue {
+	if len(os.Args) < 2 || os.Getenv(superviseEnvKey) != superviseEnvValue {
 		return
 	}
-	os.Exit(supervise())
+	switch os.Args[1] {
+	case superviseArg:
+		os.Exit(supervise())
+	case wardenArg:
+		os.Exit(ward())
+	}
 }
 
 // supervisor is the state of one supervising process; the fields about the

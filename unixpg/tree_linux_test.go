@@ -190,7 +190,9 @@ func assertEOF(t *testing.T, r *os.File) {
 	}
 }
 
-func TestTerminateEndsEveryDescendant(t *testing.T) {
+func TestTerminateEndsEveryDescendant(t *testing.T) { bothModes(t, testTerminateEndsEveryDescendant) }
+
+func testTerminateEndsEveryDescendant(t *testing.T) {
 	cases := []struct {
 		mode       string
 		wantSignal string
@@ -213,7 +215,9 @@ func TestTerminateEndsEveryDescendant(t *testing.T) {
 	}
 }
 
-func TestKillEndsEveryDescendant(t *testing.T) {
+func TestKillEndsEveryDescendant(t *testing.T) { bothModes(t, testKillEndsEveryDescendant) }
+
+func testKillEndsEveryDescendant(t *testing.T) {
 	p, pids, r := startTree(t, "ignore")
 	p.Kill()
 	p.Terminate() // after Kill: nothing more to do
@@ -226,7 +230,9 @@ func TestKillEndsEveryDescendant(t *testing.T) {
 	}
 }
 
-func TestKillCutsTerminateGraceShort(t *testing.T) {
+func TestKillCutsTerminateGraceShort(t *testing.T) { bothModes(t, testKillCutsTerminateGraceShort) }
+
+func testKillCutsTerminateGraceShort(t *testing.T) {
 	dir := t.TempDir()
 	writeTreeScripts(t, dir)
 	spec := treeSpec(dir, "ignore", nil)
@@ -243,7 +249,9 @@ func TestKillCutsTerminateGraceShort(t *testing.T) {
 	assertAllDead(t, pids)
 }
 
-func TestLeaderExitEndsTree(t *testing.T) {
+func TestLeaderExitEndsTree(t *testing.T) { bothModes(t, testLeaderExitEndsTree) }
+
+func testLeaderExitEndsTree(t *testing.T) {
 	p, pids, r := startTree(t, "exit")
 	st := waitWithin(t, p)
 	assertAllDead(t, pids)
@@ -259,7 +267,9 @@ func TestLeaderExitEndsTree(t *testing.T) {
 // runTestHost) that starts the tree, then kills the host with SIGKILL or
 // lets it exit without ending the run, and checks by pid that every member
 // of the tree and the supervisor end.
-func TestHostDeathEndsTree(t *testing.T) {
+func TestHostDeathEndsTree(t *testing.T) { bothModes(t, testHostDeathEndsTree) }
+
+func testHostDeathEndsTree(t *testing.T) {
 	for _, how := range []string{"sigkill", "quit"} {
 		t.Run(how, func(t *testing.T) {
 			dir := t.TempDir()

@@ -85,8 +85,16 @@ func watchLoop() {
 			procs = append(procs, p)
 		}
 		watched.mu.Unlock()
+		direct := false
 		for _, p := range procs {
+			if p.d != nil {
+				direct = true
+				continue // the host's own timers and the warden hold it
+			}
 			p.check(now)
+		}
+		if direct {
+			inspectWarden()
 		}
 	}
 }

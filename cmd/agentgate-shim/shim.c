@@ -59,6 +59,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
 #endif
@@ -306,6 +312,11 @@ int main(int argc, char **argv) {
 	if (userns) {
 		uid_t uid = getuid();
 		gid_t gid = getgid();
+		/* The parent-death signal a supervisor asked for (none for a run
+		 * the host started itself: its warden covers the host's death). */
+		int pdeath = 0;
+		if (prctl(PR_GET_PDEATHSIG, &pdeath) != 0)
+			pdeath = 0;
 		if (unshare(CLONE_NEWUSER) != 0)
 			fail('C', 0, "creating a user namespace: %s", strerror(errno));
 		char map[64];
@@ -317,10 +328,9 @@ int main(int argc, char **argv) {
 		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 		if (write_file("/proc/self/gid_map", map) != 0)
 			fail('C', 0, "writing gid_map: %s", strerror(errno));
-		/* The new credentials cleared the parent-death signal the
-		 * supervisor asked for; ask again, and make sure the supervisor
-		 * did not die meanwhile. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		/* The new credentials cleared the parent-death signal; ask
+		 * again, and make sure the supervisor did not die meanwhile. */
+		if (pdeath != 0 && (prctl(PR_SET_PDEATHSIG, pdeath) != 0 || getppid() != parent))
 			fail('C', 0, "the run's supervisor is gone");
 	}
 	if (mountns || netns) {
@@ -346,6 +356,11 @@ int main(int argc, char **argv) {
 	}
 	if (probe)
 		_exit(0);
+	/* Nothing but 0, 1 and 2 reaches the program: whatever else this
+	 * process holds (the status pipe, a descriptor its parent held without
+	 * close-on-exec) is closed by the exec. Before Linux 5.11 the parent's
+	 * own close-on-exec flags are all there is. */
+	syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int readable = fd >= 0;

@@ -31,10 +31,24 @@ func Source() (string, error) {
 const Env = "AGENTGATE_TEST_SHIM"
 
 // Path returns the built shim: $AGENTGATE_TEST_SHIM when set, else a build
-// with the C compiler (cc, or $CC) as a static binary, from the cache when
+// with the C compiler (Compiler) as a static binary, from the cache when
 // it has this source's build. It fails when there is no C compiler; tests
 // then skip with that reason.
 var Path = sync.OnceValues(build)
+
+// Compiler returns the C compiler the shim is built with, as `make build`
+// chooses it: $CC when set, else musl-gcc when installed (a static musl
+// program starts in a tenth of the time a static glibc one takes: the shim
+// runs before every confined run's program), else cc.
+func Compiler() string {
+	if cc := os.Getenv("CC"); cc != "" {
+		return cc
+	}
+	if _, err := exec.LookPath("musl-gcc"); err == nil {
+		return "musl-gcc"
+	}
+	return "cc"
+}
 
 // build compiles shim.c into the cache.
 func build() (string, error) {
@@ -52,7 +66,8 @@ func build() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading the shim's source: %w", err)
 	}
-	sum := sha256.Sum256(code)
+	cc := Compiler()
+	sum := sha256.Sum256(append([]byte(cc+"\n"), code...))
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
@@ -61,10 +76,6 @@ func build() (string, error) {
 	out := filepath.Join(dir, "agentgate-shim-"+hex.EncodeToString(sum[:8]))
 	if fi, err := os.Stat(out); err == nil && fi.Mode().IsRegular() {
 		return out, nil
-	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
 	}
 	if _, err := exec.LookPath(cc); err != nil {
 		return "", fmt.Errorf("no C compiler (%s) to build the confinement shim: %w", cc, err)
