@@ -11,12 +11,21 @@ import (
 // and records changed close together share one directory fsync.
 const persistDelay = 50 * time.Millisecond
 
+// journalIdle is how long after its last append the journal is compacted
+// (journal.go).
+const journalIdle = time.Second
+
 // persister writes run records durably (writeRecord: temp file, fsync,
 // rename, directory fsync) on its own goroutine, so that the two fsyncs of
 // each state change stay off the path between a proposal and its exit:
 // Start and the end of a run only mark the run dirty. Writes of one run are
 // coalesced: the newest state of a run is what gets written, and a run's
 // record on disk only ever moves forward (running → final).
+//
+// A batch of one record (runs that come one at a time) is written as the
+// run's own file; larger batches, and every batch while the journal is
+// open, are appended to the executor's journal (journal.go), which is
+// compacted into record files once the executor is idle.
 //
 // The price is a short window (persistDelay plus the write) in which the
 // disk lags memory: a host that dies in it leaves the previous record (no record, or `running`, which the
@@ -25,6 +34,14 @@ const persistDelay = 50 * time.Millisecond
 type persister struct {
 	// stateDir is where records are written.
 	stateDir string
+	// journal is the executor's journal; only the writing goroutine uses
+	// it (writing is true meanwhile).
+	journal journal
+	// compactDue is set (under mu) when the journal should be compacted
+	// by the writing goroutine; compactTimer sets it once the journal has
+	// been idle for journalIdle.
+	compactDue   bool
+	compactTimer *time.Timer
 	// mu guards every field below.
 	mu sync.Mutex
 	// dirty holds the runs whose newest record is not yet on disk, in the
@@ -44,7 +61,7 @@ type persister struct {
 
 // newPersister returns a persister writing into stateDir.
 func newPersister(stateDir string) *persister {
-	p := &persister{stateDir: stateDir, queued: make(map[*Run]bool)}
+	p := &persister{stateDir: stateDir, queued: make(map[*Run]bool), journal: journal{name: newJournalName()}}
 	p.idle = sync.NewCond(&p.mu)
 	return p
 }
@@ -80,7 +97,16 @@ func (p *persister) startFromTimer() {
 // as one batch, with one directory fsync.
 func (p *persister) loop() {
 	p.mu.Lock()
-	for len(p.dirty) > 0 {
+	for len(p.dirty) > 0 || p.compactDue {
+		if len(p.dirty) == 0 {
+			p.compactDue = false
+			p.mu.Unlock()
+			// A failed compaction leaves the journal, which every reader
+			// reads; the next idle period tries again.
+			_ = p.journal.compact(p.stateDir)
+			p.mu.Lock()
+			continue
+		}
 		batch := p.dirty
 		p.dirty = nil
 		for _, r := range batch {
@@ -96,7 +122,22 @@ func (p *persister) loop() {
 			r.settleOutput()
 			recs[i] = r.Record()
 		}
-		for i, err := range writeRecords(p.stateDir, recs) {
+		var errs []error
+		if len(recs) == 1 && p.journal.f == nil {
+			errs = writeRecords(p.stateDir, recs)
+		} else {
+			errs = p.journal.appendRecords(p.stateDir, recs)
+			p.mu.Lock()
+			if p.journal.lines >= journalCompactAt {
+				p.compactDue = true
+			} else if p.compactTimer == nil {
+				p.compactTimer = time.AfterFunc(journalIdle, p.compactIdle)
+			} else {
+				p.compactTimer.Reset(journalIdle)
+			}
+			p.mu.Unlock()
+		}
+		for i, err := range errs {
 			if err != nil {
 				batch[i].setPersistError(err)
 			}
@@ -113,17 +154,30 @@ func (p *persister) loop() {
 	p.mu.Unlock()
 }
 
+// compactIdle asks the writing goroutine to compact the journal, starting
+// it unless it runs.
+func (p *persister) compactIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.compactDue = true
+	if !p.writing {
+		p.writing = true
+		go p.loop()
+	}
+}
+
 // flush blocks until every record marked before or during the call is on
-// disk.
+// disk, and the journal, if one is open, is compacted into record files.
 func (p *persister) flush() {
 	p.mu.Lock()
 	if p.timer != nil {
 		p.timer.Stop()
 		p.timer = nil
-		if !p.writing && len(p.dirty) > 0 {
-			p.writing = true
-			go p.loop()
-		}
+	}
+	p.compactDue = true // nothing to do without a journal
+	if !p.writing && (len(p.dirty) > 0 || p.compactDue) {
+		p.writing = true
+		go p.loop()
 	}
 	for p.writing || len(p.dirty) > 0 {
 		p.idle.Wait()

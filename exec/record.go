@@ -211,10 +211,11 @@ func readRecord(path string) (Record, error) {
 	return rec, nil
 }
 
-// ListRecords returns every readable run record under stateDir, oldest
-// start first (ties by id). A missing runs directory yields none. Corrupt
-// or unreadable files and temporary files are skipped without error, so one
-// bad file never hides the others.
+// ListRecords returns every readable run record under stateDir — the
+// record files and the journals (journal.go), the record with more progress
+// where a run is in both — oldest start first (ties by id). A missing runs
+// directory yields none. Corrupt or unreadable files and temporary files
+// are skipped without error, so one bad file never hides the others.
 func ListRecords(stateDir string) ([]Record, error) {
 	entries, err := os.ReadDir(runsDir(stateDir))
 	if errors.Is(err, os.ErrNotExist) {
@@ -223,7 +224,19 @@ func ListRecords(stateDir string) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing run records in %s: %w", runsDir(stateDir), err)
 	}
-	var recs []Record
+	byID := map[string]Record{}
+	// Journals first (oldest first, as their names sort), then the record
+	// files, which win a tie (journal.go).
+	for _, e := range entries {
+		if name := e.Name(); !e.IsDir() && IsJournalFile(name) {
+			jrecs, _ := ReadJournal(stateDir, name)
+			for _, rec := range jrecs {
+				if old, ok := byID[rec.ID]; !ok || NewerRecord(old, rec) {
+					byID[rec.ID] = rec
+				}
+			}
+		}
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
@@ -233,6 +246,12 @@ func ListRecords(stateDir string) ([]Record, error) {
 		if err != nil || rec.ID+".json" != name {
 			continue
 		}
+		if old, ok := byID[rec.ID]; !ok || NewerRecord(old, rec) {
+			byID[rec.ID] = rec
+		}
+	}
+	recs := make([]Record, 0, len(byID))
+	for _, rec := range byID {
 		recs = append(recs, rec)
 	}
 	sort.Slice(recs, func(i, j int) bool {
@@ -255,25 +274,18 @@ func ListRecords(stateDir string) ([]Record, error) {
 // alone, including this process's own.
 func MarkLost(stateDir string) (int, error) {
 	endStaleTrees()
-	recs, err := ListRecords(stateDir)
-	if err != nil {
-		return 0, err
+	// The journals of hosts that are gone become record files first.
+	n, err := compactOrphans(stateDir, markLost)
+	recs, lerr := ListRecords(stateDir)
+	if lerr != nil {
+		return n, errors.Join(err, lerr)
 	}
-	n := 0
-	var errs []error
+	errs := []error{err}
 	for _, rec := range recs {
 		if (rec.State != StateRunning && !rec.ChangesPending) || hostAlive(rec.HostPID, rec.HostStart) {
 			continue
 		}
-		if rec.ChangesPending {
-			rec.ChangesPending = false
-			rec.Changes = changes.Unknown(fmt.Sprintf("the %s host (pid %d) ended before the change summary was made", rec.HostKind, rec.HostPID))
-		}
-		if rec.State == StateRunning {
-			rec.State = StateLost
-			rec.EndedAt = time.Now().UTC()
-			rec.Error = fmt.Sprintf("the %s host (pid %d) ended before recording how the run ended; its process tree was ended with the host", rec.HostKind, rec.HostPID)
-		}
+		markLost(&rec)
 		if err := writeRecord(stateDir, rec); err != nil {
 			errs = append(errs, err)
 			continue
@@ -281,6 +293,25 @@ func MarkLost(stateDir string) (int, error) {
 		n++
 	}
 	return n, errors.Join(errs...)
+}
+
+// markLost makes the record of a run whose host is gone final: lost when
+// it was running, with an incomplete change summary when one was pending.
+// It reports whether it changed anything.
+func markLost(rec *Record) bool {
+	if rec.State != StateRunning && !rec.ChangesPending {
+		return false
+	}
+	if rec.ChangesPending {
+		rec.ChangesPending = false
+		rec.Changes = changes.Unknown(fmt.Sprintf("the %s host (pid %d) ended before the change summary was made", rec.HostKind, rec.HostPID))
+	}
+	if rec.State == StateRunning {
+		rec.State = StateLost
+		rec.EndedAt = time.Now().UTC()
+		rec.Error = fmt.Sprintf("the %s host (pid %d) ended before recording how the run ended; its process tree was ended with the host", rec.HostKind, rec.HostPID)
+	}
+	return true
 }
 
 // RequestCancel asks the process hosting run id to cancel it, from any
@@ -291,7 +322,7 @@ func RequestCancel(stateDir, id string) error {
 	if err := runinfo.CheckID(id); err != nil {
 		return err
 	}
-	rec, err := readRecord(recordPath(stateDir, id))
+	rec, err := ReadRecord(stateDir, id)
 	if err != nil {
 		return fmt.Errorf("cancelling run %s: no readable run record (%v); check the id with `agentgate ps`", id, err)
 	}
@@ -345,7 +376,9 @@ func PruneRecords(stateDir string, r Retention) (Pruned, error) {
 	}
 	var finished []Record
 	for _, rec := range recs {
-		if rec.State.Final() {
+		// A record still only in a live host's journal is young, and would
+		// come back from there: it is pruned once it is a file of its own.
+		if _, err := os.Lstat(recordPath(stateDir, rec.ID)); rec.State.Final() && err == nil {
 			finished = append(finished, rec)
 		}
 	}

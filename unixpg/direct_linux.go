@@ -222,10 +222,10 @@ func (p *Process) liveDirect() {
 	d.mu.Lock()
 	stopTimer(d.deadlineTimer)
 	stopTimer(d.graceTimer)
-	if !d.deadline.IsZero() && time.Now().After(d.deadline) && !d.ending {
+	if !d.deadline.IsZero() && time.Now().After(d.deadline) && !d.deadlineHit {
 		// Ended after its deadline without the host's timer ending it (the
 		// host was stopped, or busy): the warden says on the cgroup whether
-		// it ended it.
+		// it ended it. (It acts only when the host had not begun an end.)
 		if _, acted := readXattrInt(d.cg.dir, wardActed); acted {
 			d.deadlineHit = true
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/agentgate/agentgate/exec"
 )
 
 // RefreshInterval is the Processes window's update throttle: at most four
@@ -21,13 +23,15 @@ const pollInterval = 2 * time.Second
 // run records) until ctx ends, and calls changed after each update, at most
 // once per RefreshInterval (coalesced by a Throttle, on a goroutine of its
 // own; the Fyne shell wraps it in fyne.Do). It watches the directory with
-// fsnotify and re-reads only the records that changed; when the watch
+// fsnotify and re-reads only the records (and record journals,
+// exec.ReadJournal) that changed; when the watch
 // loses events (overflow) it re-reads them all. When the directory cannot
 // be watched (missing, no inotify instances left) it re-reads every record
 // every two seconds instead. It returns at once.
 func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
 	var mu sync.Mutex
 	dirty := map[string]bool{}
+	dirtyJournals := map[string]bool{}
 	throttle := NewThrottle(RefreshInterval, func() {
 		mu.Lock()
 		ids := make([]string, 0, len(dirty))
@@ -35,7 +39,13 @@ func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
 			ids = append(ids, id)
 		}
 		clear(dirty)
+		names := make([]string, 0, len(dirtyJournals))
+		for name := range dirtyJournals {
+			names = append(names, name)
+		}
+		clear(dirtyJournals)
 		mu.Unlock()
+		procs.UpdateJournals(names)
 		procs.Update(ids)
 		changed()
 	})
@@ -68,9 +78,15 @@ func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
 			case <-ctx.Done():
 				return
 			case ev := <-w.Events:
-				if id := RecordIDFromFile(filepath.Base(ev.Name)); id != "" {
+				name := filepath.Base(ev.Name)
+				if id := RecordIDFromFile(name); id != "" {
 					mu.Lock()
 					dirty[id] = true
+					mu.Unlock()
+					throttle.Trigger()
+				} else if exec.IsJournalFile(name) {
+					mu.Lock()
+					dirtyJournals[name] = true
 					mu.Unlock()
 					throttle.Trigger()
 				}

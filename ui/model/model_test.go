@@ -361,6 +361,35 @@ func TestPreviewText(t *testing.T) {
 	assert.Contains(t, model.PreviewText(prefs.Rule{Tokens: []string{"rm"}}, nil, 5), "No past commands")
 }
 
+// TestProcessesModelReadsJournals: records a host appended to its journal
+// (a burst of runs) are shown, and a later line of a run replaces the one
+// shown only when it is at least as far along.
+func TestProcessesModelReadsJournals(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	modeltest.WriteRecord(t, dir, exec.Record{ID: "r1", Argv: []string{"ls"}, State: exec.StateExited, StartedAt: base})
+	m := &model.ProcessesModel{StateDir: dir}
+	require.NoError(t, m.LoadAll())
+	journal := filepath.Join(dir, "runs", "20260101T090000Z-x.journal")
+	lines := `{"id":"r1","state":"running","started_at":"2026-01-01T09:00:00Z"}
+{"id":"r2","state":"running","started_at":"2026-01-01T09:01:00Z"}
+{"id":"r2","state":"exited","started_at":"2026-01-01T09:01:00Z"}
+`
+	require.NoError(t, os.WriteFile(journal, []byte(lines), 0o600))
+	m.UpdateJournals([]string{filepath.Base(journal)})
+	require.Equal(t, 2, m.Len())
+	for i, want := range []struct {
+		id    string
+		state exec.State
+	}{{"r2", exec.StateExited}, {"r1", exec.StateExited}} {
+		r, _ := m.Row(i)
+		assert.Equal(t, want.id, r.ID)
+		assert.Equal(t, want.state, r.State, "%s: a run's record never goes back", want.id)
+	}
+	assert.True(t, exec.IsJournalFile(filepath.Base(journal)))
+	assert.Empty(t, model.RecordIDFromFile(filepath.Base(journal)))
+}
+
 func TestProcessesModelFiltersAndUpdates(t *testing.T) {
 	dir := t.TempDir()
 	base := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -120,13 +119,12 @@ func (m *ProcessesModel) Update(ids []string) {
 	read := make(map[string]*exec.Record, len(ids))
 	gone := make(map[string]bool)
 	for _, id := range ids {
-		data, err := os.ReadFile(filepath.Join(m.runsDir(), id+".json"))
+		rec, err := exec.ReadRecord(m.StateDir, id)
 		if errors.Is(err, os.ErrNotExist) {
 			gone[id] = true
 			continue
 		}
-		var rec exec.Record
-		if err != nil || json.Unmarshal(data, &rec) != nil || rec.ID != id {
+		if err != nil || rec.ID != id {
 			continue
 		}
 		read[id] = &rec
@@ -141,6 +139,29 @@ func (m *ProcessesModel) Update(ids []string) {
 	}
 	for id, rec := range read {
 		m.all[id] = rec
+	}
+	m.rebuildLocked()
+}
+
+// UpdateJournals re-reads the run record journals named (files of the runs
+// directory, exec.IsJournalFile) and takes every record in them that is at
+// least as far along as the one shown (exec.NewerRecord); a journal that is
+// gone changes nothing (its records were written as files first).
+func (m *ProcessesModel) UpdateJournals(names []string) {
+	var read []exec.Record
+	for _, name := range names {
+		recs, _ := exec.ReadJournal(m.StateDir, name)
+		read = append(read, recs...)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.all == nil {
+		m.all = make(map[string]*exec.Record)
+	}
+	for i := range read {
+		if old, ok := m.all[read[i].ID]; !ok || exec.NewerRecord(*old, read[i]) {
+			m.all[read[i].ID] = &read[i]
+		}
 	}
 	m.rebuildLocked()
 }
