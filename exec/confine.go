@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentgate/agentgate/exec/procspec"
 	"github.com/agentgate/agentgate/exec/runinfo"
@@ -155,64 +156,116 @@ func (p *confinePlan) finish(root string, tmps *tmpDirs) []string {
 	return changed
 }
 
-// tmpDirs hands out the runs' private temporary directories and removes
-// them after the runs. Making and removing a directory costs milliseconds
-// on some file systems (ext4 mounted with discard), so one spare is made
-// ahead, in the background, and used ones are removed in the background;
-// flush waits for the removals and removes the spare. Each directory is
-// made by os.MkdirTemp: a fresh random name, mode 0700, so it is private
-// and empty when a run gets it.
+// tmpDirs hands out the runs' private temporary directories and takes them
+// back after the runs. Making and removing a directory costs milliseconds
+// on some file systems (ext4 with many recently deleted inodes, or mounted
+// with discard), so a directory a run left empty, still private and still
+// the very directory made, is kept for a later run (at most
+// maxIdleTmpDirs); one left with anything in it is removed, in the
+// background. When none is kept, one spare is made ahead, in the
+// background. flush waits for the removals and removes the kept ones and
+// the spare. Each directory is made by os.MkdirTemp: a fresh random name,
+// mode 0700, so it is private and empty when a run gets it. A run gets a
+// directory only once the run before it in that directory has ended, tree
+// and all.
 type tmpDirs struct {
-	// mu guards spare and making.
+	// mu guards spare, making and idle.
 	mu sync.Mutex
 	// spare is a directory made ahead, or "".
-	spare string
+	spare tmpDir
 	// making is true while the spare is being made.
 	making bool
-	// pending counts removals and spares in progress.
+	// idle are the directories kept for later runs, empty and private.
+	idle []tmpDir
+	// made are the directories made and not removed, with their
+	// identities; guarded by mu.
+	made []tmpDir
+	// pending counts removals, returns and spares in progress.
 	pending sync.WaitGroup
+}
+
+// tmpDir is one of the runs' temporary directories and its identity.
+type tmpDir struct {
+	// path is the directory; "" for none.
+	path string
+	// id is its device and inode when it was made.
+	id procspec.FileID
 }
 
 // tmpPattern names the runs' temporary directories in os.TempDir().
 const tmpPattern = "agentgate-run-"
 
-// take returns a private, empty directory for a run and starts making the
-// next spare.
+// maxIdleTmpDirs bounds how many emptied directories are kept.
+const maxIdleTmpDirs = 8
+
+// makeTmpDir makes a fresh private directory and notes its identity.
+func makeTmpDir() (tmpDir, error) {
+	dir, err := os.MkdirTemp("", tmpPattern)
+	if err != nil {
+		return tmpDir{}, err
+	}
+	id, err := procspec.StatFileID(dir)
+	if err != nil {
+		os.Remove(dir)
+		return tmpDir{}, err
+	}
+	return tmpDir{path: dir, id: id}, nil
+}
+
+// take returns a private, empty directory for a run: a kept one, the
+// spare, or a new one; it starts making the next spare when none is kept.
 func (t *tmpDirs) take() (string, error) {
 	t.mu.Lock()
+	if n := len(t.idle); n > 0 {
+		d := t.idle[n-1]
+		t.idle = t.idle[:n-1]
+		t.mu.Unlock()
+		return d.path, nil
+	}
 	dir := t.spare
-	t.spare = ""
+	t.spare = tmpDir{}
 	if !t.making {
 		t.making = true
 		t.pending.Add(1)
 		go t.makeSpare()
 	}
 	t.mu.Unlock()
-	if dir != "" {
-		return dir, nil
+	if dir.path != "" {
+		return dir.path, nil
 	}
-	return os.MkdirTemp("", tmpPattern)
+	d, err := makeTmpDir()
+	if err != nil {
+		return "", err
+	}
+	t.mu.Lock()
+	t.made = append(t.made, d)
+	t.mu.Unlock()
+	return d.path, nil
 }
 
 // makeSpare makes the spare directory (a failure leaves none: take makes
 // one then, and reports the error).
 func (t *tmpDirs) makeSpare() {
 	defer t.pending.Done()
-	dir, err := os.MkdirTemp("", tmpPattern)
+	d, err := makeTmpDir()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.making = false
 	if err != nil {
 		return
 	}
-	if t.spare != "" {
-		os.Remove(dir)
+	t.made = append(t.made, d)
+	if t.spare.path != "" {
+		os.Remove(d.path)
 		return
 	}
-	t.spare = dir
+	t.spare = d
 }
 
-// remove removes a run's directory in the background ("" is none).
+// remove takes a run's directory back once its run has ended ("" is
+// none), in the background: kept for a later run when it is still the
+// directory made (same device and inode, a directory, not a symlink),
+// mode 0700 and empty; removed otherwise.
 func (t *tmpDirs) remove(dir string) {
 	if dir == "" {
 		return
@@ -220,20 +273,72 @@ func (t *tmpDirs) remove(dir string) {
 	t.pending.Add(1)
 	go func() {
 		defer t.pending.Done()
+		if d, ok := t.reusable(dir); ok {
+			t.mu.Lock()
+			if len(t.idle) < maxIdleTmpDirs {
+				t.idle = append(t.idle, d)
+				t.mu.Unlock()
+				return
+			}
+			t.mu.Unlock()
+		}
+		t.forget(dir)
 		removeTree(dir)
 	}()
 }
 
+// reusable reports whether dir, handed back by a run, may serve another:
+// it is one this tmpDirs made, still that directory, private and empty.
+func (t *tmpDirs) reusable(dir string) (tmpDir, bool) {
+	t.mu.Lock()
+	i := slices.IndexFunc(t.made, func(d tmpDir) bool { return d.path == dir })
+	var d tmpDir
+	if i >= 0 {
+		d = t.made[i]
+	}
+	t.mu.Unlock()
+	if i < 0 {
+		return tmpDir{}, false
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		return tmpDir{}, false
+	}
+	if now, err := procspec.StatFileID(dir); err != nil || !now.SameFile(d.id) {
+		return tmpDir{}, false
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return tmpDir{}, false
+	}
+	defer f.Close()
+	if names, _ := f.Readdirnames(1); len(names) > 0 {
+		return tmpDir{}, false
+	}
+	return d, true
+}
+
+// forget drops dir from the directories made.
+func (t *tmpDirs) forget(dir string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.made = slices.DeleteFunc(t.made, func(d tmpDir) bool { return d.path == dir })
+}
+
 // flush waits until every removal (and a spare being made) is done, and
-// removes the spare: nothing of the runs' temporary directories remains.
+// removes the kept directories and the spare: nothing of the runs'
+// temporary directories remains.
 func (t *tmpDirs) flush() {
 	t.pending.Wait()
 	t.mu.Lock()
-	spare := t.spare
-	t.spare = ""
+	keep := append(t.idle, t.spare)
+	t.idle, t.spare = nil, tmpDir{}
 	t.mu.Unlock()
-	if spare != "" {
-		os.Remove(spare)
+	for _, d := range keep {
+		if d.path != "" {
+			t.forget(d.path)
+			os.Remove(d.path)
+		}
 	}
 }
 
@@ -502,16 +607,81 @@ func fingerprintEntry(path string, fi fs.FileInfo) string {
 	case fi.Size() > maxProtectedHash:
 		return fmt.Sprintf("file %v size %d mtime %d", fi.Mode().Perm(), fi.Size(), fi.ModTime().UnixNano())
 	}
+	sum, ok := protectedHashes.sum(path)
+	if !ok {
+		return "unreadable"
+	}
+	return fmt.Sprintf("file %v %s", fi.Mode().Perm(), sum)
+}
+
+// hashCache remembers the content hash of protected files by their
+// identity (device, inode, size, modification and change time), so that a
+// file not changed since it was hashed is not read again before and after
+// every run. The change time cannot be set by a user, so a file with the
+// same identity has the same content — unless it was changed within the
+// file system's timestamp granularity of the moment it was hashed (git's
+// "racily clean" case): a hash taken less than racyWindow after the file's
+// change time is not trusted.
+type hashCache struct {
+	// mu guards sums.
+	mu sync.Mutex
+	// sums maps a path to its last hash and the identity it had.
+	sums map[string]cachedHash
+}
+
+// cachedHash is one file's hash with the identity it was taken at.
+type cachedHash struct {
+	// id is the file's identity when it was hashed.
+	id procspec.FileID
+	// trusted is set when the hash was taken racyWindow or more after the
+	// file's change time.
+	trusted bool
+	// sum is the hex SHA-256 of the content.
+	sum string
+}
+
+// racyWindow is how long after a file's change time its hash is trusted
+// for a later identical identity (a variable for tests).
+var racyWindow = 2 * time.Second
+
+// maxCachedHashes bounds the cache; it is cleared when full.
+const maxCachedHashes = 4096
+
+// protectedHashes is the process's cache of protected files' hashes.
+var protectedHashes hashCache
+
+// sum returns the hex SHA-256 of the regular file at path, from the cache
+// when its identity is the one hashed; ok is false when it cannot be read.
+func (c *hashCache) sum(path string) (string, bool) {
+	id, idErr := procspec.StatFileID(path)
+	c.mu.Lock()
+	e, hit := c.sums[path]
+	c.mu.Unlock()
+	if idErr == nil && hit && e.trusted && e.id == id {
+		return e.sum, true
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "unreadable"
+		return "", false
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "unreadable"
+		return "", false
 	}
-	return fmt.Sprintf("file %v %s", fi.Mode().Perm(), hex.EncodeToString(h.Sum(nil)))
+	sum := hex.EncodeToString(h.Sum(nil))
+	if idErr == nil {
+		after, err := procspec.FileIDOf(f)
+		if err == nil && after == id {
+			c.mu.Lock()
+			if c.sums == nil || len(c.sums) >= maxCachedHashes {
+				c.sums = make(map[string]cachedHash)
+			}
+			c.sums[path] = cachedHash{id: id, sum: sum, trusted: time.Since(time.Unix(0, id.CtimeNS)) >= racyWindow}
+			c.mu.Unlock()
+		}
+	}
+	return sum, true
 }
 
 // diffProtected lists what changed between two fingerprints, for a

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
@@ -342,7 +343,62 @@ func TestConfinementPreviewIsWhatRunsGet(t *testing.T) {
 		require.NotNil(t, rec.Confinement)
 		assert.Equal(t, shown, *rec.Confinement, "shown before the run vs applied to it (%+v)", meta)
 		if meta == (Meta{}) {
-			assert.True(t, spare == "" && !making, "a preview before any run made a temporary directory")
+			assert.True(t, spare.path == "" && !making, "a preview before any run made a temporary directory")
 		}
 	}
+}
+
+// TestRunTmpDirReusedOnlyEmptyAndPrivate: a run that leaves its TMPDIR
+// empty hands it to a later run; one that leaves a file in it, or makes it
+// reachable by others, gets it removed, and the next run a fresh one.
+func TestRunTmpDirReusedOnlyEmptyAndPrivate(t *testing.T) {
+	w := newConfineWorld(t, DefaultConfineSettings())
+	tmpOf := func(script string) string {
+		t.Helper()
+		rec, out := w.run(t, Meta{}, `echo "T=$TMPDIR"; `+script)
+		require.Equal(t, StateExited, rec.State, out)
+		w.e.tmps.pending.Wait() // the directory is taken back in the background
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "T="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no TMPDIR in %q", out)
+		return ""
+	}
+	first := tmpOf("true")
+	assert.Equal(t, first, tmpOf("touch \"$TMPDIR/left\""), "an empty TMPDIR is used again")
+	assert.NoDirExists(t, first, "a TMPDIR left with a file in it is removed")
+	second := tmpOf("chmod 0777 \"$TMPDIR\"")
+	assert.NotEqual(t, first, second)
+	assert.NoDirExists(t, second, "a TMPDIR made reachable by others is removed")
+	third := tmpOf("true")
+	assert.NotEqual(t, second, third)
+	fi, err := os.Lstat(third)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}
+
+// TestProtectedHashCacheSeesEveryChange: a cached hash is used only for
+// the identity it was taken at; a rewrite that keeps the size and the
+// modification time still moves the change time, and is hashed again.
+func TestProtectedHashCacheSeesEveryChange(t *testing.T) {
+	old := racyWindow
+	racyWindow = 0
+	t.Cleanup(func() { racyWindow = old })
+	p := filepath.Join(t.TempDir(), "config")
+	require.NoError(t, os.WriteFile(p, []byte("aaaa"), 0o644))
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	var c hashCache
+	a, ok := c.sum(p)
+	require.True(t, ok)
+	again, _ := c.sum(p)
+	assert.Equal(t, a, again)
+	time.Sleep(10 * time.Millisecond) // a later change time on coarse clocks
+	require.NoError(t, os.WriteFile(p, []byte("bbbb"), 0o644))
+	require.NoError(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
+	b, ok := c.sum(p)
+	require.True(t, ok)
+	assert.NotEqual(t, a, b, "same size and modification time, other content")
 }

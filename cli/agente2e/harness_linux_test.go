@@ -489,6 +489,24 @@ func endGroup(pgid int) {
 	}
 }
 
+// endProcessesFrom SIGKILLs every process whose executable lies under dir
+// (a test's own sandbox): what an agent left running after it detached
+// from its process group — Codex starts an app-server daemon that does —
+// was started by the test and must not outlive it.
+func endProcessesFrom(dir string) {
+	prefix := filepath.Clean(dir) + string(filepath.Separator)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, prefix) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // groupAlive reports whether a process of group pgid is alive (a zombie,
 // which may wait long for a reaper, is not).
 func groupAlive(pgid int) bool {

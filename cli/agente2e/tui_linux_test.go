@@ -51,8 +51,10 @@ func (s *sandbox) startTUI(env, args []string) *tui {
 		}
 		_ = osexec.Command("tmux", "-S", u.socket, "kill-server").Run()
 		// The agent leads its own process group in the pane: make sure it
-		// and its children are gone before the sandbox is removed.
+		// and its children are gone before the sandbox is removed, and
+		// whatever it started that left the group.
 		endGroup(pid)
+		endProcessesFrom(s.dir)
 	})
 	return u
 }
