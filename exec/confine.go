@@ -607,7 +607,7 @@ func fingerprintEntry(path string, fi fs.FileInfo) string {
 	case fi.Size() > maxProtectedHash:
 		return fmt.Sprintf("file %v size %d mtime %d", fi.Mode().Perm(), fi.Size(), fi.ModTime().UnixNano())
 	}
-	sum, ok := protectedHashes.sum(path)
+	sum, ok := protectedHashes.sum(path, fi)
 	if !ok {
 		return "unreadable"
 	}
@@ -618,10 +618,14 @@ func fingerprintEntry(path string, fi fs.FileInfo) string {
 // identity (device, inode, size, modification and change time), so that a
 // file not changed since it was hashed is not read again before and after
 // every run. The change time cannot be set by a user, so a file with the
-// same identity has the same content — unless it was changed within the
-// file system's timestamp granularity of the moment it was hashed (git's
+// same identity has the same content — unless it was changed again within
+// the file system's timestamp granularity of its last change (git's
 // "racily clean" case): a hash taken less than racyWindow after the file's
-// change time is not trusted.
+// change time is not trusted. Sub-second timestamps (ext4, btrfs, xfs,
+// APFS: the change time has a fraction) move in steps of a clock tick at
+// most, so racyWindow is fineRacyWindow there; a change time on a whole
+// second may come from a file system that keeps seconds (or two, FAT),
+// and gets racyWindow.
 type hashCache struct {
 	// mu guards sums.
 	mu sync.Mutex
@@ -641,8 +645,25 @@ type cachedHash struct {
 }
 
 // racyWindow is how long after a file's change time its hash is trusted
-// for a later identical identity (a variable for tests).
-var racyWindow = 2 * time.Second
+// for a later identical identity, and fineRacyWindow the same for a change
+// time with a fraction of a second (variables for tests).
+var (
+	racyWindow     = 2 * time.Second
+	fineRacyWindow = 50 * time.Millisecond
+)
+
+// trustedHash reports whether a hash taken now of a file whose change time
+// is ctimeNS may stand for the same identity later.
+func trustedHash(ctimeNS int64) bool {
+	window := racyWindow
+	if ctimeNS%int64(time.Second) != 0 {
+		window = fineRacyWindow
+	}
+	return time.Since(time.Unix(0, ctimeNS)) >= window
+}
+
+// hashBuffers are the copy buffers of hashCache.sum.
+var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // maxCachedHashes bounds the cache; it is cleared when full.
 const maxCachedHashes = 4096
@@ -650,14 +671,15 @@ const maxCachedHashes = 4096
 // protectedHashes is the process's cache of protected files' hashes.
 var protectedHashes hashCache
 
-// sum returns the hex SHA-256 of the regular file at path, from the cache
-// when its identity is the one hashed; ok is false when it cannot be read.
-func (c *hashCache) sum(path string) (string, bool) {
-	id, idErr := procspec.StatFileID(path)
+// sum returns the hex SHA-256 of the regular file at path, whose Lstat is
+// fi, from the cache when its identity (from fi) is the one hashed; ok is
+// false when it cannot be read.
+func (c *hashCache) sum(path string, fi fs.FileInfo) (string, bool) {
+	id, idOK := procspec.FileIDFromInfo(fi)
 	c.mu.Lock()
 	e, hit := c.sums[path]
 	c.mu.Unlock()
-	if idErr == nil && hit && e.trusted && e.id == id {
+	if idOK && hit && e.trusted && e.id == id {
 		return e.sum, true
 	}
 	f, err := os.Open(path)
@@ -666,18 +688,21 @@ func (c *hashCache) sum(path string) (string, bool) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	buf := hashBuffers.Get().(*[]byte)
+	_, err = io.CopyBuffer(struct{ io.Writer }{h}, struct{ io.Reader }{f}, *buf)
+	hashBuffers.Put(buf)
+	if err != nil {
 		return "", false
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	if idErr == nil {
+	if idOK {
 		after, err := procspec.FileIDOf(f)
 		if err == nil && after == id {
 			c.mu.Lock()
 			if c.sums == nil || len(c.sums) >= maxCachedHashes {
 				c.sums = make(map[string]cachedHash)
 			}
-			c.sums[path] = cachedHash{id: id, sum: sum, trusted: time.Since(time.Unix(0, id.CtimeNS)) >= racyWindow}
+			c.sums[path] = cachedHash{id: id, sum: sum, trusted: trustedHash(id.CtimeNS)}
 			c.mu.Unlock()
 		}
 	}

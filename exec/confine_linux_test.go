@@ -383,22 +383,38 @@ func TestRunTmpDirReusedOnlyEmptyAndPrivate(t *testing.T) {
 // the identity it was taken at; a rewrite that keeps the size and the
 // modification time still moves the change time, and is hashed again.
 func TestProtectedHashCacheSeesEveryChange(t *testing.T) {
-	old := racyWindow
-	racyWindow = 0
-	t.Cleanup(func() { racyWindow = old })
+	old, oldFine := racyWindow, fineRacyWindow
+	racyWindow, fineRacyWindow = 0, 0
+	t.Cleanup(func() { racyWindow, fineRacyWindow = old, oldFine })
 	p := filepath.Join(t.TempDir(), "config")
 	require.NoError(t, os.WriteFile(p, []byte("aaaa"), 0o644))
-	fi, err := os.Stat(p)
+	before, err := os.Stat(p)
 	require.NoError(t, err)
 	var c hashCache
-	a, ok := c.sum(p)
+	sum := func() (string, bool) {
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		return c.sum(p, fi)
+	}
+	a, ok := sum()
 	require.True(t, ok)
-	again, _ := c.sum(p)
+	again, _ := sum()
 	assert.Equal(t, a, again)
 	time.Sleep(10 * time.Millisecond) // a later change time on coarse clocks
 	require.NoError(t, os.WriteFile(p, []byte("bbbb"), 0o644))
-	require.NoError(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
-	b, ok := c.sum(p)
+	require.NoError(t, os.Chtimes(p, before.ModTime(), before.ModTime()))
+	b, ok := sum()
 	require.True(t, ok)
 	assert.NotEqual(t, a, b, "same size and modification time, other content")
+}
+
+// TestTrustedHash: a hash is trusted once the change time is racyWindow in
+// the past, or fineRacyWindow for a change time with a fraction.
+func TestTrustedHash(t *testing.T) {
+	now := time.Now()
+	whole := now.Truncate(time.Second)
+	assert.False(t, trustedHash(whole.UnixNano()), "a change time on a whole second, just now")
+	assert.True(t, trustedHash(whole.Add(-racyWindow).UnixNano()))
+	assert.False(t, trustedHash(now.Add(-fineRacyWindow/2).UnixNano()|1))
+	assert.True(t, trustedHash(now.Add(-2*fineRacyWindow).UnixNano()|1))
 }

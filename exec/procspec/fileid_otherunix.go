@@ -35,3 +35,7 @@ func fileIDFromInfo(fi os.FileInfo) FileID {
 	}
 	return id
 }
+
+// FileIDFromInfo returns the identity an os.FileInfo holds (no change
+// time here); ok is always true.
+func FileIDFromInfo(fi os.FileInfo) (FileID, bool) { return fileIDFromInfo(fi), true }

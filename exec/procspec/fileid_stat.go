@@ -25,3 +25,13 @@ func StatFileID(path string) (FileID, error) {
 	}
 	return fileIDFromStat(&st), nil
 }
+
+// FileIDFromInfo returns the identity an os.FileInfo of Stat or Lstat
+// holds, without another system call; ok is false when it holds none.
+func FileIDFromInfo(fi os.FileInfo) (FileID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return FileID{}, false
+	}
+	return fileIDFromStat(st), true
+}

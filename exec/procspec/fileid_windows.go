@@ -31,3 +31,7 @@ func StatFileID(path string) (FileID, error) {
 	defer f.Close()
 	return FileIDOf(f)
 }
+
+// FileIDFromInfo returns no identity on Windows: an os.FileInfo does not
+// hold the volume serial and file index (FileIDOf reads them).
+func FileIDFromInfo(os.FileInfo) (FileID, bool) { return FileID{}, false }
