@@ -48,7 +48,8 @@ import (
 // agentgate-<host pid>-…), acts on those that are due and sleeps until the
 // next deadline among the rest. The host sends it one line only when a run
 // (or the end it began is to be backed) before any scan it asked for:
-// "wake T" (CLOCK_MONOTONIC ns). The warden sends nothing.
+// "wake T" (CLOCK_MONOTONIC ns). The warden sends one line, "ready", once
+// its signal handlers are in place; the host starts no run before.
 //
 // It holds no descriptor of any run, is non-dumpable (PR_SET_DUMPABLE 0)
 // and in its own process group. The host watches it (its pidfd; its /proc
@@ -65,6 +66,26 @@ const (
 	wardEnding   = "user.agentgate.ending"
 	wardActed    = "user.agentgate.warden"
 )
+
+// wardenReadyBound bounds how long a new warden may take to say it is
+// ready.
+const wardenReadyBound = 10 * time.Second
+
+// wardenReport writes one line to the host; a failure means the host is
+// gone, which end of file reports.
+func wardenReport(line string) {
+	b := []byte(line + "\n")
+	for len(b) > 0 {
+		n, err := unix.Write(controlFD, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		b = b[n:]
+	}
+}
 
 // wardenMargin is how long after the moment the host should have acted
 // (a run's deadline; the end of the grace the host gave) the warden acts in
@@ -101,8 +122,11 @@ func ward() int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return 2 // the host sees it end and starts another
+		return 2 // the host sees it end before it is ready
 	}
+	// From here on the host's death (end of file, SIGHUP) ends its runs:
+	// the host starts none before it read this.
+	wardenReport("ready")
 	lines := make(chan string, 16)
 	go func() {
 		r := bufio.NewReader(os.NewFile(controlFD, "agentgate-warden-control"))
@@ -360,6 +384,18 @@ func spawnWarden(base string) (*wardenConn, error) {
 		return nil, fmt.Errorf("starting the warden %s: %v", exe, err)
 	}
 	w := &wardenConn{proc: proc, ctrl: hostEnd, base: base, exited: make(chan struct{})}
+	// Until it has its signal handlers, the host's death (its parent-death
+	// signal) would end the warden without a word: no run starts before
+	// it says it is ready.
+	_ = hostEnd.SetReadDeadline(time.Now().Add(wardenReadyBound))
+	line, err := bufio.NewReader(hostEnd).ReadString('\n')
+	_ = hostEnd.SetReadDeadline(time.Time{})
+	if err != nil || line != "ready\n" {
+		_ = proc.Kill()
+		_, _ = proc.Wait()
+		hostEnd.Close()
+		return nil, fmt.Errorf("the warden %s did not say it was ready (%q, %v)", exe, line, err)
+	}
 	go w.waitExit()
 	return w, nil
 }
