@@ -126,6 +126,12 @@ type confinePlan struct {
 	tmpDir string
 	// checked are the protected paths fingerprinted before and after.
 	checked []string
+	// sealed are those of checked that the run's mount namespace binds
+	// read-only (directories and files, not symlinks) while its writes are
+	// confined (so it cannot unmount them): nothing beneath them can change
+	// during the run, so only their own identity is compared — a rename or
+	// removal of a parent is what could still replace them.
+	sealed map[string]bool
 	// before holds their fingerprints at the start.
 	before map[string]string
 }
@@ -148,7 +154,7 @@ func (p *confinePlan) finish(root string, tmps *tmpDirs) []string {
 	}
 	var changed []string
 	if p.before != nil {
-		changed = diffProtected(root, p.before, fingerprintProtected(p.checked))
+		changed = diffProtected(root, p.before, fingerprintProtected(p.checked, p.sealed))
 	}
 	if p.tmpDir != "" {
 		tmps.remove(p.tmpDir)
@@ -561,13 +567,21 @@ const maxProtectedHash = 1 << 20
 // (each a file, a directory walked without following symlinks, or missing),
 // keyed by path; a missing path is "absent". A directory with more than
 // maxProtectedEntries entries is cut short and says so under its own path.
-func fingerprintProtected(paths []string) map[string]string {
+// A path in sealed (bound read-only for the run) that is not a symlink is
+// fingerprinted by its type and identity alone.
+func fingerprintProtected(paths []string, sealed map[string]bool) map[string]string {
 	fp := make(map[string]string)
 	for _, root := range paths {
 		fi, err := os.Lstat(root)
 		if err != nil {
 			fp[root] = "absent"
 			continue
+		}
+		if sealed[root] && fi.Mode()&fs.ModeSymlink == 0 {
+			if id, ok := procspec.FileIDFromInfo(fi); ok {
+				fp[root] = fmt.Sprintf("sealed %v device %d inode %d", fi.Mode().Type(), id.Dev, id.Ino)
+				continue
+			}
 		}
 		if !fi.IsDir() {
 			fp[root] = fingerprintEntry(root, fi)

@@ -226,6 +226,18 @@ func (e *Executor) confine(cmd Command, meta Meta, preview bool) (*confinePlan, 
 		plan.sandbox.ReadOnly = existing(wp.readOnly)
 		plan.sandbox.Hide = existing(cc.Hide)
 		plan.sandbox.MountNS = len(plan.sandbox.ReadOnly)+len(plan.sandbox.Hide) > 0
+		if !meta.WithoutWriteConfinement {
+			// With its writes confined the run cannot unmount the binds
+			// (a Landlock domain cannot change mounts).
+			for _, p := range plan.sandbox.ReadOnly {
+				if slices.Contains(plan.checked, p) {
+					if plan.sealed == nil {
+						plan.sealed = map[string]bool{}
+					}
+					plan.sealed[p] = true
+				}
+			}
+		}
 	}
 	plan.sandbox.UserNS = (plan.sandbox.MountNS || netNS) && os.Geteuid() != 0
 	return plan, nil

@@ -418,3 +418,26 @@ func TestTrustedHash(t *testing.T) {
 	assert.False(t, trustedHash(now.Add(-fineRacyWindow/2).UnixNano()|1))
 	assert.True(t, trustedHash(now.Add(-2*fineRacyWindow).UnixNano()|1))
 }
+
+// TestSealedProtectedPathReplacedIsReported: where .git/hooks and
+// .git/config are bound read-only (and so checked by identity alone), a run
+// that moves .git away and puts a new hook in its place cannot hide it:
+// the change is reported, and writing through the bind itself is denied.
+func TestSealedProtectedPathReplacedIsReported(t *testing.T) {
+	w := newConfineWorld(t, DefaultConfineSettings())
+	if !w.e.confineCaps().namespaces {
+		t.Skip("no mount namespaces here: the protected paths are hashed, not sealed")
+	}
+	rec, out := w.run(t, Meta{}, `
+try hook sh -c 'echo evil > "$P/.git/hooks/pre-commit"'
+try moved mv "$P/.git" "$P/.git-old"
+try newgit sh -c 'mkdir -p "$P/.git/hooks" && echo evil > "$P/.git/hooks/pre-commit" && echo "[core]" > "$P/.git/config"'
+`)
+	require.Equal(t, StateExited, rec.State, out)
+	got := outcomes(out)
+	assert.Equal(t, "denied", got["hook"], out)
+	require.Equal(t, "ok", got["moved"], out)
+	require.Equal(t, "ok", got["newgit"], out)
+	assert.Contains(t, rec.ProtectedChanged, "changed .git/hooks")
+	assert.Contains(t, rec.ProtectedChanged, "changed .git/config")
+}

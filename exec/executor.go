@@ -256,7 +256,7 @@ func (e *Executor) Start(cmd Command, meta Meta) (*Run, error) {
 	r.mu.Unlock()
 	defer plan.release() // the supervisor holds its own copies once Start returns
 	if plan.checked != nil {
-		plan.before = fingerprintProtected(plan.checked)
+		plan.before = fingerprintProtected(plan.checked, plan.sealed)
 	}
 	env := e.cfg.Env
 	if plan.tmpDir != "" {

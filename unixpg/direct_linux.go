@@ -68,6 +68,11 @@ type directRun struct {
 	// proc is the leader, the host's child (a pidfd where the kernel has
 	// them: signals and the wait cannot reach a reused pid).
 	proc *os.Process
+	// pidfd is this package's own pidfd of the leader (-1 where the kernel
+	// has none): liveDirect waits for it to become readable in the
+	// runtime's poller, with the run's pipes, rather than in a thread
+	// blocked in waitid.
+	pidfd int
 	// cg is the run's cgroup (the Process's).
 	cg *runCgroup
 	// grace is the run's SIGTERM → SIGKILL delay.
@@ -159,9 +164,10 @@ func startDirect(spec procspec.Spec, cg *runCgroup, cgDir *os.File, files []*os.
 	// holds without close-on-exec (inherited from its launcher, or opened
 	// by C code) is made close-on-exec first.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	pidfd := -1
 	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Dir: dir, Env: spec.Env, Files: files,
-		Sys: &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: int(cgDir.Fd())},
+		Sys: &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: int(cgDir.Fd()), PidFD: &pidfd},
 	})
 	if statusR != nil {
 		files[shimStatusFD].Close() // the shim's end
@@ -191,7 +197,7 @@ func startDirect(spec procspec.Spec, cg *runCgroup, cgDir *os.File, files []*os.
 			return nil, startFailure(spec.Path, shimFailure(msg))
 		}
 	}
-	d.proc, p.pid = proc, proc.Pid
+	d.proc, p.pid, d.pidfd = proc, proc.Pid, pidfd
 	if spec.Timeout > 0 {
 		d.mu.Lock()
 		d.deadline = time.Now().Add(spec.Timeout)
@@ -207,6 +213,9 @@ func startDirect(spec procspec.Spec, cg *runCgroup, cgDir *os.File, files []*os.
 // publishes the run's end once the cgroup is empty.
 func (p *Process) liveDirect() {
 	d := p.d
+	if d.pidfd >= 0 {
+		awaitExit(d.pidfd)
+	}
 	state, err := d.proc.Wait()
 	d.mu.Lock()
 	d.exited = true
@@ -314,4 +323,25 @@ func (d *directRun) signalTree(sig unix.Signal) {
 		_ = unix.Kill(-pid, sig)
 	}
 	signalCgroup(d.cg.dir, sig)
+}
+
+// awaitExit returns once the process behind pidfd has exited (its pidfd is
+// readable), waiting in the runtime's network poller, and closes pidfd. If
+// the pidfd cannot be polled it returns at once (the caller's blocking
+// wait then waits).
+func awaitExit(pidfd int) {
+	if err := unix.SetNonblock(pidfd, true); err != nil {
+		unix.Close(pidfd)
+		return
+	}
+	f := os.NewFile(uintptr(pidfd), "agentgate-leader-pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+		return n > 0
+	})
 }
