@@ -42,6 +42,9 @@ var cgroupState struct {
 	base string
 	// why says why they are not.
 	why string
+	// xattrs is set when user extended attributes can be set on cgroups
+	// in base (what direct runs need).
+	xattrs bool
 }
 
 // UseCgroupBase makes dir (a cgroup v2 directory the host may create
@@ -53,12 +56,21 @@ func UseCgroupBase(dir string) {
 	cgroupState.mu.Lock()
 	defer cgroupState.mu.Unlock()
 	cgroupState.decided = true
-	cgroupState.base, cgroupState.why = dir, ""
+	cgroupState.base, cgroupState.why, cgroupState.xattrs = dir, "", false
 	if dir == "" {
 		cgroupState.why = "turned off"
 	} else if why := probeCgroupBase(dir); why != "" {
 		cgroupState.base, cgroupState.why = "", why
 	}
+}
+
+// cgroupXattrs reports whether run cgroups take user extended attributes
+// (decided with the base).
+func cgroupXattrs() bool {
+	CgroupBase()
+	cgroupState.mu.Lock()
+	defer cgroupState.mu.Unlock()
+	return cgroupState.xattrs
 }
 
 // CgroupBase returns the directory run cgroups are made in, or "" and why
@@ -141,10 +153,9 @@ func probeCgroupBase(dir string) string {
 		return "the kernel has no cgroup.kill (Linux 5.14)"
 	}
 	// A direct run's warden reads its deadline off the cgroup
-	// (warden_linux.go).
-	if err := unix.Setxattr(probe, wardDeadline, []byte("0 0"), 0); err != nil {
-		return fmt.Sprintf("the cgroup file system takes no user extended attributes (%v)", err)
-	}
+	// (warden_linux.go): without user extended attributes runs keep their
+	// cgroups but have supervisors.
+	cgroupState.xattrs = unix.Setxattr(probe, wardDeadline, []byte("0 0"), 0) == nil
 	return ""
 }
 

@@ -54,13 +54,14 @@ var forceSupervisors atomic.Bool
 func UseSupervisors(on bool) { forceSupervisors.Store(on) }
 
 // directWanted reports whether Start runs the next target directly: per-run
-// cgroups are in use and supervisors are not forced.
+// cgroups are in use, they take the warden's extended attributes, and
+// supervisors are not forced.
 func directWanted() bool {
 	if forceSupervisors.Load() {
 		return false
 	}
 	base, _ := CgroupBase()
-	return base != ""
+	return base != "" && cgroupXattrs()
 }
 
 // directRun is the host's side of a direct run.
