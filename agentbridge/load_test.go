@@ -14,6 +14,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/client"
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec/changes/changestest"
+	"github.com/agentgate/agentgate/unixpg/shimbuild"
 )
 
 // heapInUse returns the live heap after a collection.
@@ -148,20 +149,54 @@ func BenchmarkRawExecTrue(b *testing.B) {
 // change summaries from a keeper process as in the app, allows `true` and
 // has the keeper index and hash the project before anything is timed.
 func startBenchBridge(b *testing.B, project string) *bridgetest.Bridge {
-	br := bridgetest.Start(b, bridgetest.Options{Project: project, KeeperProcess: true})
+	return startBenchBridgeWith(b, project, benchShim(b), false)
+}
+
+// benchShim returns the confinement shim, built for the tests, so that
+// the benchmarks' runs are confined as the app's are; it skips the
+// benchmark where it cannot be built.
+func benchShim(b *testing.B) string {
+	if runtime.GOOS != "linux" {
+		return ""
+	}
+	shim, err := shimbuild.Path()
+	if err != nil {
+		b.Skip("no confinement shim:", err)
+	}
+	return shim
+}
+
+// startBenchBridgeWith is startBenchBridge with the given shim, or with
+// write confinement off.
+func startBenchBridgeWith(b *testing.B, project, shim string, unconfined bool) *bridgetest.Bridge {
+	br := bridgetest.Start(b, bridgetest.Options{Project: project, KeeperProcess: true, Shim: shim, Unconfined: unconfined})
 	br.Allow(b, "true")
 	br.SettleChanges(b)
 	return br
 }
 
 // BenchmarkBridgeTrue measures propose → exit of an allow-listed `true`
-// over the socket (one exec.propose with wait_ms), in an empty project and
-// in the 100,000-file tree, each a separate run; compare with
-// BenchmarkRawExecTrue (target ≤ 2.5×) and tree100k with empty.
-func BenchmarkBridgeTrue(b *testing.B) {
+// over the socket (one exec.propose with wait_ms), confined as the app
+// runs it, in an empty project and in the 100,000-file tree, each a
+// separate run; compare with BenchmarkRawExecTrue and tree100k with
+// empty. BenchmarkBridgeTrueUnconfined is the same with write confinement
+// off, as the bridge was measured before confinement existed (target ≤
+// 2.5× raw).
+func BenchmarkBridgeTrue(b *testing.B) { benchBridgeTrue(b, false) }
+
+// BenchmarkBridgeTrueUnconfined is BenchmarkBridgeTrue with write
+// confinement off (exec.ConfineConfig.Off).
+func BenchmarkBridgeTrueUnconfined(b *testing.B) { benchBridgeTrue(b, true) }
+
+// benchBridgeTrue is BenchmarkBridgeTrue, unconfined or not.
+func benchBridgeTrue(b *testing.B, unconfined bool) {
 	for _, project := range changestest.Projects {
 		b.Run(project.Name, func(b *testing.B) {
-			br := startBenchBridge(b, project.Root(b))
+			shim := ""
+			if !unconfined {
+				shim = benchShim(b)
+			}
+			br := startBenchBridgeWith(b, project.Root(b), shim, unconfined)
 			c := br.Session(b, "")
 			ctx := context.Background()
 			proposeToExit(b, ctx, c, []string{"true"}) // warm up

@@ -53,6 +53,12 @@ type Options struct {
 	// Unconfined turns write confinement off (host.Options.Unconfined): for
 	// benchmarks that show what confinement costs.
 	Unconfined bool
+	// Shim is the confinement shim (host.Options.Shim); "" means
+	// agentgate-shim beside the test binary, which is not there: runs are
+	// then unconfined, with the protected paths compared before and after.
+	// Benchmarks that run commands as the app does give
+	// shimbuild.Path().
+	Shim string
 }
 
 // Bridge is a running test bridge. Everything is torn down by t.Cleanup.
@@ -148,7 +154,7 @@ func Start(t testing.TB, opts Options) *Bridge {
 		b.Changes, tracker = keeper, keeper
 	}
 	cfg := host.Options{Paths: b.Paths, Kind: exec.HostApp, AuditHost: "app", Socket: b.Socket, Env: os.Environ(),
-		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession, Changes: tracker, Unconfined: opts.Unconfined}
+		Settings: b.Settings, MaxFinishedPerSession: opts.MaxFinishedPerSession, Changes: tracker, Unconfined: opts.Unconfined, Shim: opts.Shim}
 	if !opts.NoApprover {
 		b.Approver = approvertest.New(opts.Steps...)
 		cfg.Approver = b.Approver

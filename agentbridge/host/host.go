@@ -66,6 +66,9 @@ type Options struct {
 	// for tests of the gate that are not about confinement; every record
 	// says so.
 	Unconfined bool
+	// Shim is the confinement shim (exec.ConfineConfig.Shim); "" means
+	// agentgate-shim beside the running executable, as installed.
+	Shim string
 	// Changes makes the runs' change summaries; nil uses the keeper
 	// process of Paths.StateDir, shared with every other host
 	// (changes.Open; started from this executable when none runs).
@@ -320,7 +323,8 @@ func confineConfig(opts Options, settings func() prefs.Settings) exec.ConfineCon
 		socket, _ = wire.SocketPath()
 	}
 	return exec.ConfineConfig{
-		Off: opts.Unconfined,
+		Off:  opts.Unconfined,
+		Shim: opts.Shim,
 		Settings: func() exec.ConfineSettings {
 			s := settings()
 			return exec.ConfineSettings{WritablePaths: s.WritablePaths, Network: s.Network, Require: s.RequireConfinement}
