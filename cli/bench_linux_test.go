@@ -22,6 +22,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/exec/changes/changestest"
+	"github.com/agentgate/agentgate/unixpg/shimbuild"
 	"github.com/agentgate/agentgate/exec/platformtest"
 )
 
@@ -240,7 +241,17 @@ func BenchmarkMCPRunCommand(b *testing.B) {
 				root := project.Root(b)
 				var spec mcpSpec
 				if server != "peer" {
-					br := bridgetest.Start(b, bridgetest.Options{Project: root, KeeperProcess: true, Unconfined: server == "agentgate-unconfined"})
+					opts := bridgetest.Options{Project: root, KeeperProcess: true, Unconfined: server == "agentgate-unconfined"}
+					if !opts.Unconfined {
+						// Confined as the app runs it: the shim the app finds
+						// beside itself is not beside this test binary.
+						shim, err := shimbuild.Path()
+						if err != nil {
+							b.Skip("no confinement shim:", err)
+						}
+						opts.Shim = shim
+					}
+					br := bridgetest.Start(b, opts)
 					br.Allow(b, "echo")
 					br.SettleChanges(b)
 					spec = mcpSpec{Command: lean, Args: []string{"--project", root}, Cwd: root,
