@@ -42,6 +42,7 @@ done
 bench ./exec        'ExecutorVsRaw'                   300x
 bench ./exec        'Stdout1GiB|RawPipe1GiB'          3x
 bench ./unixpg      'StartWaitVsRaw|TerminateToGone'  20x
+bench ./unixpg      'StartWaitTrue|RawOSExecTrue'     1000x
 bench ./prefs       'Decide'                          1s
 bench ./agentbridge 'BridgeConcurrent50'              500x
 bench ./cli/hook    'HookExecutable'                  100x
@@ -70,12 +71,16 @@ executor vs raw, interleaved in one loop (informational)|exec.ExecutorVsRaw:x-ra
 stdout 1 GiB through the executor vs raw pipe|exec.Stdout1GiB:MB/s|exec.RawPipe1GiB:MB/s|>= 0.7
 stdout 1 GiB: RSS growth, MiB|exec.Stdout1GiB:MiB-RSS-growth||<= 32
 unixpg supervisor start+wait vs raw (interleaved, informational)|unixpg.StartWaitVsRaw:x-raw||(<= 1.5)
+unixpg direct run (the host's child in its cgroup) start+wait vs raw, separate runs (informational)|unixpg.StartWaitTrue/direct:ns|unixpg.RawOSExecTrue:ns|(<= 1.5)
+unixpg pooled supervisor start+wait vs raw, separate runs (informational)|unixpg.StartWaitTrue/supervisor:ns|unixpg.RawOSExecTrue:ns|(<= 1.5)
 timeout -> last descendant gone, ms over grace (SIGTERM ignored)|unixpg.TerminateToGone/ignore:ms-over-grace||<= 200
 rule decision, 100k rules vs 10 rules|prefs.Decide/rules=100000:ns|prefs.Decide/rules=10:ns|<= 2
 rule decision with 100k rules, ns|prefs.Decide/rules=100000:ns||<= 5000
-bridge propose->exit of allow-listed true vs raw os/exec, empty project|agentbridge.BridgeTrue/empty:ns|agentbridge.RawExecTrue:ns|<= 2.5
-bridge propose->exit of allow-listed true vs raw os/exec, 100k tree|agentbridge.BridgeTrue/tree100k:ns|agentbridge.RawExecTrue:ns|<= 2.5
-bridge propose->exit, 100k tree vs empty project|agentbridge.BridgeTrue/tree100k:ns|agentbridge.BridgeTrue/empty:ns|(<= 1.2)
+bridge propose->exit of allow-listed true, write confinement off (as measured before confinement), vs raw os/exec, empty project|agentbridge.BridgeTrueUnconfined/empty:ns|agentbridge.RawExecTrue:ns|<= 2.5
+bridge propose->exit of allow-listed true, write confinement off, vs raw os/exec, 100k tree|agentbridge.BridgeTrueUnconfined/tree100k:ns|agentbridge.RawExecTrue:ns|<= 2.5
+bridge propose->exit of allow-listed true, confined as the app runs it, vs raw os/exec, empty project (informational)|agentbridge.BridgeTrue/empty:ns|agentbridge.RawExecTrue:ns|(<= 2.5)
+bridge propose->exit of allow-listed true, confined as the app runs it, vs raw os/exec, 100k tree (informational)|agentbridge.BridgeTrue/tree100k:ns|agentbridge.RawExecTrue:ns|(<= 2.5)
+bridge propose->exit, confined, 100k tree vs empty project|agentbridge.BridgeTrue/tree100k:ns|agentbridge.BridgeTrue/empty:ns|(<= 1.2)
 500 proposals/50 clients: p99 / p50, empty project|agentbridge.BridgeConcurrent50/empty:p99/p50||<= 5
 500 proposals/50 clients: p99 / p50, 100k tree|agentbridge.BridgeConcurrent50/tree100k:p99/p50||<= 5
 hook claude-code (agentgate-hook) CPU vs hello-world Go binary|cli/hook.HookExecutable/static:cpu-ratio||<= 2
