@@ -71,7 +71,7 @@ executor vs raw, interleaved in one loop (informational)|exec.ExecutorVsRaw:x-ra
 stdout 1 GiB through the executor vs raw pipe|exec.Stdout1GiB:MB/s|exec.RawPipe1GiB:MB/s|>= 0.7
 stdout 1 GiB: RSS growth, MiB|exec.Stdout1GiB:MiB-RSS-growth||<= 32
 unixpg supervisor start+wait vs raw (interleaved, informational)|unixpg.StartWaitVsRaw:x-raw||(<= 1.5)
-unixpg direct run (the host's child in its cgroup) start+wait vs raw, separate runs (informational)|unixpg.StartWaitTrue/direct:ns|unixpg.RawOSExecTrue:ns|(<= 1.5)
+unixpg direct run (a child of the host in its own cgroup) start+wait vs raw, separate runs (informational)|unixpg.StartWaitTrue/direct:ns|unixpg.RawOSExecTrue:ns|(<= 1.5)
 unixpg pooled supervisor start+wait vs raw, separate runs (informational)|unixpg.StartWaitTrue/supervisor:ns|unixpg.RawOSExecTrue:ns|(<= 1.5)
 timeout -> last descendant gone, ms over grace (SIGTERM ignored)|unixpg.TerminateToGone/ignore:ms-over-grace||<= 200
 rule decision, 100k rules vs 10 rules|prefs.Decide/rules=100000:ns|prefs.Decide/rules=10:ns|<= 2

@@ -296,6 +296,13 @@ func (c *runCgroup) release() {
 		c.end()
 		return
 	}
+	c.remove()
+}
+
+// remove removes the cgroup, known to be empty (nothing can enter an empty
+// cgroup but a process that may write its cgroup.procs, and it could as
+// well leave its own), in the background.
+func (c *runCgroup) remove() {
 	cgroupRemovals.Add(1)
 	go func() {
 		defer cgroupRemovals.Done()

@@ -28,6 +28,9 @@ func (c *runCgroup) populated() bool { return false }
 // release does nothing.
 func (c *runCgroup) release() {}
 
+// remove does nothing.
+func (c *runCgroup) remove() {}
+
 // end does nothing.
 func (c *runCgroup) end() bool { return false }
 

@@ -254,7 +254,7 @@ func (p *Process) liveDirect() {
 		return
 	}
 	p.status = waitStatusOf(state.Sys().(syscall.WaitStatus), hit)
-	p.cg.release()
+	p.cg.remove() // found empty above
 	close(p.done)
 }
 
