@@ -70,3 +70,33 @@ func TestFollowRunsPollsWithoutAWatch(t *testing.T) {
 	modeltest.WriteRecord(t, dir, exec.Record{ID: "r2", Argv: []string{"ls"}, State: exec.StateExited, StartedAt: time.Now()})
 	awaitRecord(t, procs, ch, "r2", true)
 }
+
+// TestFollowRunsReadsJournals: runs that a host journaled (a burst) show
+// as the journal grows, and stay when the journal is compacted into record
+// files and removed.
+func TestFollowRunsReadsJournals(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	require.NoError(t, os.MkdirAll(runs, 0o700))
+	procs := &model.ProcessesModel{StateDir: dir}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed, ch := notifier()
+	model.FollowRuns(ctx, procs, changed)
+	journal := filepath.Join(runs, "20260101T090000.000000000Z-aaaaaaaaaaaa.journal")
+	f, err := os.OpenFile(journal, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"id":"j1","state":"running","started_at":"2026-01-01T09:00:00Z"}` + "\n")
+	require.NoError(t, err)
+	awaitRecord(t, procs, ch, "j1", true)
+	_, err = f.WriteString(`{"id":"j2","state":"exited","started_at":"2026-01-01T09:00:01Z"}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	awaitRecord(t, procs, ch, "j2", true)
+	// Compaction: the records become files, then the journal goes.
+	modeltest.WriteRecord(t, dir, exec.Record{ID: "j2", State: exec.StateExited, StartedAt: time.Now()})
+	require.NoError(t, os.Remove(journal))
+	time.Sleep(2 * model.RefreshInterval)
+	_, _, ok := procs.Find("j2")
+	require.True(t, ok, "a compacted run stays shown")
+}
