@@ -41,7 +41,7 @@ import (
 //
 // A run that is not Landlock-scoped could signal or trace its host (its
 // parent) as it could a supervisor; docs/lifetime.md says what holds then.
-// useSupervisors turns direct runs off (tests of the supervisor itself).
+// UseSupervisors turns direct runs off (tests of the supervisor itself).
 
 // forceSupervisors is set by UseSupervisors(true).
 var forceSupervisors atomic.Bool
@@ -121,7 +121,15 @@ func startDirect(spec procspec.Spec, cg *runCgroup, cgDir *os.File, files []*os.
 	}
 	if d.monoDeadline > 0 {
 		if err := w.expect(d.monoDeadline + int64(wardenMargin)); err != nil {
-			return nil, containmentErr(spec.Path, "telling the warden of the run", err)
+			// The warden ended since it was had (its socket is closed): a
+			// new one, which scans at once, or no run.
+			w.retire()
+			if w, err = currentWarden(base); err == nil {
+				err = w.expect(d.monoDeadline + int64(wardenMargin))
+			}
+			if err != nil {
+				return nil, containmentErr(spec.Path, "telling the warden of the run", err)
+			}
 		}
 	}
 	wardens.mu.Lock()
@@ -191,6 +199,9 @@ func startDirect(spec procspec.Spec, cg *runCgroup, cgDir *os.File, files []*os.
 			// before Start returns, so nothing of the run is left.
 			_ = proc.Kill()
 			_, _ = proc.Wait()
+			if pidfd >= 0 {
+				unix.Close(pidfd)
+			}
 			unregister()
 			if rerr != nil {
 				msg = "C the confinement shim " + rerr.Error()
