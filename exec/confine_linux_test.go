@@ -190,9 +190,11 @@ func TestConfinedRunReportsNewProtectedFiles(t *testing.T) {
 }
 
 // TestConfinedRunCannotReachItsSupervisor is the lifetime half of the
-// adversarial suite under confinement: SIGSTOP and SIGKILL of the
-// supervisor and a ptrace attach to it are refused by Landlock's scoping,
-// for root too.
+// adversarial suite under confinement: SIGSTOP and SIGKILL of the run's
+// parent — its supervisor, or for a direct run (per-run cgroups: as root
+// here) the host itself — and a ptrace attach to it are refused by
+// Landlock's scoping, for root too. As the unprivileged user
+// (TestConfinementAsUnprivilegedUser) the parent is a supervisor.
 func TestConfinedRunCannotReachItsSupervisor(t *testing.T) {
 	if abi, _ := ll.LandlockGetABIVersion(); abi < 6 {
 		t.Skipf("Landlock ABI %d: signal scoping needs 6", abi)
