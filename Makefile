@@ -13,6 +13,12 @@ GO       ?= go
 # migrated_fynedo is the tag `fyne build` sets for [Migrations] fyneDo = true;
 # every Go command here uses the same tags so the cgo build is shared.
 TAGS     := migrated_fynedo
+# Every Go command here runs in the workspace bin/go.work, which replaces
+# Fyne with a copy whose event loop polls at 2 Hz instead of 60 Hz while no
+# window is visible (scripts/fyne-work.sh, scripts/fyne-idle-loop.patch): the
+# app at rest otherwise spends 2 % of a core on it. Empty (Fyne as it is,
+# said on stderr) when the patch cannot be applied.
+export GOWORK := $(shell scripts/fyne-work.sh)
 BIN      := bin/agentgate
 # The lean hook and MCP executables (see ARCHITECTURE.md): static, no Fyne, no cgo.
 HOOKBIN  := bin/agentgate-hook

@@ -153,7 +153,9 @@ func (e env) checkDirs(projects ...string) error {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: agentgate [command]
 
-With no command, agentgate starts the desktop app.
+With no command, agentgate starts the desktop app; with --background, the app
+without showing its window (a card still shows when an agent asks; starting
+agentgate again brings the window forward).
 
 Commands:
   run [--cwd DIR] [--timeout DUR] [--provider NAME] -- ARGV...

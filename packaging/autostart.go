@@ -32,8 +32,14 @@ func AutostartPath(configHome string) string {
 	return filepath.Join(configHome, "autostart", AutostartFileName)
 }
 
+// BackgroundFlag is the argument that starts the desktop app without
+// showing its window; the autostart entry passes it, so that logging in
+// shows nothing until an agent asks for something.
+const BackgroundFlag = "--background"
+
 // AutostartEntry returns packaging/agentgate-autostart.desktop with its Exec
-// and TryExec keys set to executable, which must be an absolute path (the
+// key set to executable followed by BackgroundFlag and its TryExec key to
+// executable, which must be an absolute path (the
 // running binary, so the entry works when its directory is not on the login
 // session's PATH). Exec quotes the path as the Desktop Entry specification
 // requires (see execArg); TryExec carries it with string escapes only. A
@@ -51,7 +57,7 @@ func AutostartEntry(executable string) ([]byte, error) {
 	for i, line := range lines {
 		switch {
 		case strings.HasPrefix(line, "Exec="):
-			lines[i] = "Exec=" + execValue + "\n"
+			lines[i] = "Exec=" + execValue + " " + BackgroundFlag + "\n"
 		case strings.HasPrefix(line, "TryExec="):
 			lines[i] = "TryExec=" + escapeString(executable) + "\n"
 		}

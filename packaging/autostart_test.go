@@ -51,7 +51,7 @@ func TestAutostartEntry(t *testing.T) {
 	entry, err := AutostartEntry("/home/a b/.local/bin/agentgate")
 	require.NoError(t, err)
 	text := string(entry)
-	assert.Contains(t, text, "\nExec=\"/home/a b/.local/bin/agentgate\"\n")
+	assert.Contains(t, text, "\nExec=\"/home/a b/.local/bin/agentgate\" --background\n")
 	assert.Contains(t, text, "\nTryExec=/home/a b/.local/bin/agentgate\n")
 	assert.Contains(t, text, "\nX-GNOME-Autostart-enabled=true\n")
 	assert.True(t, strings.HasPrefix(text, "[Desktop Entry]\n"))

@@ -9,6 +9,8 @@
 # bench.out, the table in bench.out.summary (BENCHMARKS.md quotes both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The workspace with Fyne's patched event loop, as the Makefile uses it.
+export GOWORK="${GOWORK-$(scripts/fyne-work.sh)}"
 out=${BENCH_OUT:-bench.out}
 tags=migrated_fynedo
 # The benchmarks that run agentgate as a person or agent does use what

@@ -15,6 +15,8 @@
 # the Go build cache keeps them, so never clean it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The workspace with Fyne's patched event loop, as the Makefile uses it.
+export GOWORK="${GOWORK-$(scripts/fyne-work.sh)}"
 root=$(pwd)
 
 fyne_tools_version=v1.7.4

@@ -6,6 +6,8 @@
 # process. Usage: scripts/screenshots.sh [output dir, default docs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The workspace with Fyne's patched event loop, as the Makefile uses it.
+export GOWORK="${GOWORK-$(scripts/fyne-work.sh)}"
 out="$(cd "${1:-docs}" && pwd)"
 [ -x bin/agentgate ] || { echo "screenshots.sh: bin/agentgate is missing: run make build first" >&2; exit 1; }
 demo="$(mktemp -d /tmp/agentgate-demo.XXXXXX)"

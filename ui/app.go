@@ -42,11 +42,11 @@ const AppID = "dev.agentgate.agentgate"
 // the GL driver fails) it serves the bridge without windows instead
 // (runHeadless); an agentgate serving without windows is asked to hand over
 // to this one when this one can open windows.
-func Main() int {
+func Main(background bool) int {
 	if why := noDisplayReason(); why != "" {
 		return runHeadless(why)
 	}
-	if err := run(); err != nil {
+	if err := run(background); err != nil {
 		if errors.Is(err, agentbridge.ErrAlreadyRunning) {
 			fmt.Fprintln(os.Stderr, "agentgate is already running; its window was brought forward.")
 			return 0
@@ -57,9 +57,16 @@ func Main() int {
 	return 0
 }
 
+// BackgroundFlag is the argument that starts the desktop app without
+// showing the Processes window (Main(true)): how the autostart entry starts
+// it at login. A card still shows when an agent proposes something, and
+// starting agentgate again (or the tray) brings the window forward.
+const BackgroundFlag = packaging.BackgroundFlag
+
 // run assembles the gate (agentbridge/host), builds the windows over it
-// and runs the Fyne event loop until Quit.
-func run() error {
+// and runs the Fyne event loop until Quit; with background set the
+// Processes window is not shown at start.
+func run(background bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// agentgate's own places: refused where commands may write
@@ -138,7 +145,11 @@ func run() error {
 	if h.SettingsErr != nil {
 		fyne.Do(func() { dialog.ShowError(fmt.Errorf("%w — using the default settings", h.SettingsErr), d.main) })
 	}
-	d.main.ShowAndRun()
+	if background {
+		d.app.Run()
+	} else {
+		d.main.ShowAndRun()
+	}
 	return nil
 }
 

@@ -57,6 +57,12 @@ func buildApp(t *testing.T) string {
 // startApp starts the app with private XDG directories and socket.
 func startApp(t *testing.T, bin string, extraEnv ...string) *e2eApp {
 	t.Helper()
+	return startAppWith(t, bin, nil, extraEnv...)
+}
+
+// startAppWith is startApp with the app's arguments.
+func startAppWith(t *testing.T, bin string, args []string, extraEnv ...string) *e2eApp {
+	t.Helper()
 	dir := t.TempDir()
 	e := &e2eApp{t: t, dir: dir, socket: filepath.Join(dir, "run", "bridge.sock"), layout: filepath.Join(dir, "layout.json"),
 		project: filepath.Join(dir, "project")}
@@ -64,7 +70,7 @@ func startApp(t *testing.T, bin string, extraEnv ...string) *e2eApp {
 	for _, sub := range []string{"config", "state", "data", "cache", "runtime"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, sub), 0o700))
 	}
-	e.cmd = osexec.Command(bin)
+	e.cmd = osexec.Command(bin, args...)
 	e.cmd.Env = append(os.Environ(),
 		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "runtime"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
