@@ -22,8 +22,8 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/bridgetest"
 	"github.com/agentgate/agentgate/exec/changes"
 	"github.com/agentgate/agentgate/exec/changes/changestest"
-	"github.com/agentgate/agentgate/unixpg/shimbuild"
 	"github.com/agentgate/agentgate/exec/platformtest"
+	"github.com/agentgate/agentgate/unixpg/shimbuild"
 )
 
 // builtBinary returns the executable env names (set by scripts/bench.sh to
