@@ -29,7 +29,9 @@ if [ ! -f "$copy/.patched" ]; then
   mkdir -p "$cache"
   tmp=$(mktemp -d "$cache/.fyne-XXXXXX")
   cp -r "$dir/." "$tmp/" && chmod -R u+w "$tmp" || { rm -rf "$tmp"; say "copying $dir failed"; exit 0; }
-  if ! patch --quiet --no-backup-if-mismatch -d "$tmp" -p1 <"$patchfile" >&2; then
+  # git apply, not patch(1): this runs when make reads the Makefile, before
+  # scripts/deps.sh has installed anything.
+  if ! (cd "$tmp" && git apply -p1 "$patchfile") >&2; then
     rm -rf "$tmp"
     say "scripts/fyne-idle-loop.patch does not apply to Fyne $ver"
     exit 0
