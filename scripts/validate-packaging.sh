@@ -73,7 +73,8 @@ done
 expect "Icon in $desktop" "$(desktop_value "$desktop" Icon)" "$app_id"
 expect "Exec in $desktop" "$(desktop_value "$desktop" Exec)" "agentgate"
 
-expect "Exec in $autostart" "$(desktop_value "$autostart" Exec)" "agentgate"
+# The autostart entry starts the app without its window (ui.BackgroundFlag).
+expect "Exec in $autostart" "$(desktop_value "$autostart" Exec)" "agentgate --background"
 expect "X-GNOME-Autostart-enabled in $autostart" "$(desktop_value "$autostart" X-GNOME-Autostart-enabled)" "true"
 expect "Icon in $autostart" "$(desktop_value "$autostart" Icon)" "$app_id"
 
