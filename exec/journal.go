@@ -23,7 +23,7 @@ import (
 // the executor's journal is already open — the persister appends them to
 // its journal instead, runs/<executor id>.journal: one JSON record per
 // line, the newest line of a run the one that counts, fsynced once per
-// batch. Once the executor is idle (journalIdle), when the journal has
+// batch. Ten seconds after its last append (journalIdle), when the journal has
 // grown past journalCompactAt lines, and in Flush, the journal is
 // compacted: every finished record in it is written as its own file, and
 // the journal is rewritten with the rest or removed.

@@ -12,8 +12,10 @@ import (
 const persistDelay = 50 * time.Millisecond
 
 // journalIdle is how long after its last append the journal is compacted
-// (journal.go).
-const journalIdle = time.Second
+// (journal.go): long enough that a burst of runs with pauses between
+// commands is not interrupted by the compaction's file creations, which
+// come all at once.
+const journalIdle = 10 * time.Second
 
 // persister writes run records durably (writeRecord: temp file, fsync,
 // rename, directory fsync) on its own goroutine, so that the two fsyncs of
