@@ -93,15 +93,19 @@ func TestDirectDeadlineHoldsWhileHostStopped(t *testing.T) {
 	}
 }
 
-// wardenOf returns the pid of the warden among pid's children, or 0.
+// wardenOf returns the pid of the warden among pid's children (of any of
+// its threads: the warden is started from the host's starter thread), or 0.
 func wardenOf(t *testing.T, pid int) int {
 	t.Helper()
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-	for _, f := range strings.Fields(string(b)) {
-		cmd, _ := os.ReadFile("/proc/" + f + "/cmdline")
-		if bytes.Contains(cmd, []byte("__agentgate_warden")) {
-			n, _ := strconv.Atoi(f)
-			return n
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	for _, task := range tasks {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+		for _, f := range strings.Fields(string(b)) {
+			cmd, _ := os.ReadFile("/proc/" + f + "/cmdline")
+			if bytes.Contains(cmd, []byte("__agentgate_warden")) {
+				n, _ := strconv.Atoi(f)
+				return n
+			}
 		}
 	}
 	return 0
