@@ -111,9 +111,7 @@ func BenchmarkAgentgateRun(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer closer.Close()
-			if err := tracker.Settle(root); err != nil {
-				b.Fatal(err)
-			}
+			changestest.Settle(b, tracker, root)
 			run()
 			for b.Loop() {
 				run()

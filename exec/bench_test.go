@@ -44,9 +44,7 @@ func benchExecutorWith(b *testing.B, cc ConfineConfig, project string, argv ...s
 		b.Fatal(err)
 	}
 	tracker.Begin(project, project).Finish() // the first walk
-	if err := tracker.Settle(project); err != nil {
-		b.Fatal(err)
-	}
+	changestest.Settle(b, tracker, project)
 	return e, cmd
 }
 

@@ -82,7 +82,10 @@ func idleProcess(b *testing.B, bin string, isApp bool) (cpuPercent, rssMiB float
 	}
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DISPLAY=" + os.Getenv("DISPLAY"), "HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_STATE_HOME=" + filepath.Join(home, "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "XDG_RUNTIME_DIR=" + run, "AGENTGATE_SOCKET=" + sock}
+		"XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "XDG_RUNTIME_DIR=" + run, "AGENTGATE_SOCKET=" + sock,
+		// No session bus, and none autolaunched: Fyne's portal lookups
+		// would otherwise start a dbus-daemon that outlives the benchmark.
+		"DBUS_SESSION_BUS_ADDRESS=disabled:"}
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

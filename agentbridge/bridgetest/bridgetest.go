@@ -24,6 +24,7 @@ import (
 	"github.com/agentgate/agentgate/agentbridge/wire"
 	"github.com/agentgate/agentgate/exec"
 	"github.com/agentgate/agentgate/exec/changes"
+	"github.com/agentgate/agentgate/exec/changes/changestest"
 	"github.com/agentgate/agentgate/exec/platformtest"
 	"github.com/agentgate/agentgate/prefs"
 )
@@ -199,9 +200,7 @@ func (b *Bridge) SettleChanges(t testing.TB) {
 		tracker = client
 	}
 	tracker.Begin(b.Project, b.Project).Finish()
-	if err := tracker.Settle(b.Project); err != nil {
-		t.Fatalf("bridgetest: %v", err)
-	}
+	changestest.Settle(t, tracker, b.Project)
 }
 
 // Settings returns the current settings (the broker reads them per proposal).

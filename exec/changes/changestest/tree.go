@@ -202,3 +202,22 @@ func writeAll(dir string, files map[string]string) error {
 		return nil
 	}
 }
+
+// settleAttempts is how many times Settle waits for an index.
+const settleAttempts = 5
+
+// Settle waits until tracker has indexed and hashed the project at root
+// (its Settle), trying again when one wait ends first: each is bounded by
+// the keeper's own limit (2 minutes), and the first hash of the
+// 100,000-file tree reads about 440 MB, which from a cold page cache (after
+// a CI run here) took longer than that. It fails tb after settleAttempts.
+func Settle(tb testing.TB, tracker interface{ Settle(string) error }, root string) {
+	tb.Helper()
+	var err error
+	for range settleAttempts {
+		if err = tracker.Settle(root); err == nil {
+			return
+		}
+	}
+	tb.Fatalf("%v (%d times)", err, settleAttempts)
+}
