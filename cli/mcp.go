@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -526,9 +527,22 @@ type stdoutNoClose struct {
 // Close does nothing and returns nil.
 func (stdoutNoClose) Close() error { return nil }
 
+// relayProcs runs this process on one P (GOMAXPROCS 1) unless GOMAXPROCS
+// is set. `agentgate mcp` only relays between one client and the bridge,
+// which one P serves; with more, the runtime's idle Ps spin after every
+// message, taking a core from the client, the app and the run on a
+// two-core machine: run_command's p50 measured 4.0–4.5 ms with one P,
+// 5.0–7.5 ms with two (cli BenchmarkMCPRunCommand, 2026-12-01).
+func relayProcs() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+}
+
 // runMCP is `agentgate mcp [--provider NAME] [--project DIR]`: serves MCP on
 // stdin/stdout until the client disconnects. Diagnostics go to stderr only.
 func runMCP(args []string, e env) int {
+	relayProcs()
 	flags := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	flags.SetOutput(e.stderr)
 	m := &mcpServer{e: e, startApp: func() error { return startAppDetached(e.executable, e.paths.StateDir) }}

@@ -483,12 +483,14 @@ func (r *Run) Record() Record {
 	if r.stdout != nil {
 		rec.StdoutBytes, rec.StdoutDropped, _ = r.stdout.stats()
 		rec.StderrBytes, rec.StderrDropped, _ = r.stderr.stats()
+		rec.StdoutInline, rec.StderrInline = r.stdout.inlined(), r.stderr.inlined()
 	}
 	return rec
 }
 
 // settleOutput writes the output a finished run still holds in memory to
-// its spill files (see retained.finish); a running run is left alone.
+// its spill files, or keeps a small stream for its record (see
+// retained.settle); a running run is left alone.
 func (r *Run) settleOutput() {
 	if r.stdout != nil {
 		r.stdout.settle()

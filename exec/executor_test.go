@@ -106,6 +106,8 @@ func TestRunExitCodes(t *testing.T) {
 		{"echo failing; exit 3", 3, "failing\n", ""},
 		{"exit 255", 255, "", ""},
 		{"printf 'a\\000b\\377'", 0, "a\x00b\xff", ""},
+		// More than a record carries: a spill file.
+		{"head -c 5000 /dev/zero", 0, strings.Repeat("\x00", 5000), ""},
 	}
 	for _, tc := range cases {
 		r := mustStart(t, e, root, 0, nil, "sh", "-c", tc.script)
@@ -136,6 +138,12 @@ func TestRunExitCodes(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tc.stdout, string(c.Data))
 		assert.True(t, c.EOF)
+		// Up to 4 KiB of a stream is kept in the record, with no spill
+		// file (an inode a run need not cost).
+		small := len(tc.stdout) <= inlineOutputMax
+		_, err = os.Stat(disk.StdoutPath)
+		assert.Equal(t, small, errors.Is(err, os.ErrNotExist), "%s: spill file %v", tc.script, err)
+		assert.Equal(t, small && tc.stdout != "", disk.StdoutInline != nil, tc.script)
 	}
 }
 

@@ -28,7 +28,9 @@ const firstTailSize = 4 << 10
 // One goroutine (pump) writes; any number read. The spill file is created
 // on first spill; after settle (shortly after finish, off the run's path)
 // all bytes are in the file, the tail is freed and the file is closed
-// (reads reopen it), so finished runs hold no buffers or descriptors.
+// (reads reopen it), so finished runs hold no descriptors and no buffers —
+// except a stream of at most inlineOutputMax bytes that never spilled,
+// which keeps them in memory and in the run's record, with no file.
 type retained struct {
 	// path is the spill file's path.
 	path string
@@ -52,7 +54,20 @@ type retained struct {
 	// err is the first error writing the spill file; the stream keeps
 	// counting bytes but retains no more.
 	err error
+	// inline is set when the stream was settled without a spill file: it
+	// ended with at most inlineOutputMax bytes, never spilled, and tail
+	// holds them all for good (never written again), for the run's record
+	// to carry (Record.StdoutInline).
+	inline bool
 }
+
+// inlineOutputMax is the largest finished stream kept in the run's record
+// instead of a spill file. Most commands an agent runs print a few lines;
+// a spill file per stream was an inode allocation each, which on ext4 with
+// many recently deleted files costs a millisecond of kernel time, taken
+// just when the agent's next command starts. A finished run so keeps at
+// most this many bytes per stream in memory while its host holds it.
+const inlineOutputMax = 4 << 10
 
 // newRetained returns an empty stream spilling to path.
 func newRetained(path string, memTail int, spillCap int64) *retained {
@@ -193,8 +208,14 @@ func (s *retained) settle() {
 	}
 }
 
-// settleLocked is settle with mu held.
+// settleLocked is settle with mu held. A stream that never spilled and
+// holds at most inlineOutputMax bytes keeps them in memory instead of
+// making its spill file (retained.inline).
 func (s *retained) settleLocked() {
+	if s.done && s.file == nil && s.err == nil && s.memStart == 0 && len(s.tail) <= inlineOutputMax {
+		s.inline = len(s.tail) > 0
+		return
+	}
 	if len(s.tail) > 0 {
 		s.spillLocked()
 	}
@@ -205,6 +226,17 @@ func (s *retained) settleLocked() {
 		}
 		s.file = nil
 	}
+}
+
+// inlined returns the whole stream when it was settled without a spill
+// file (retained.inline), else nil. The slice is never written again.
+func (s *retained) inlined() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.inline {
+		return nil
+	}
+	return s.tail
 }
 
 // stats returns the stream's total length, whether bytes were dropped, and

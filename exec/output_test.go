@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -59,6 +60,7 @@ func TestRetainedWindow(t *testing.T) {
 	}{
 		{"empty", 64, 256, 0, 7},
 		{"fits in memory", 1024, 4096, 500, 13},
+		{"fits in memory, too big for the record", 8192, 16384, inlineOutputMax + 1, 13},
 		{"spills", 64, 4096, 3000, 13},
 		{"wraps", 64, 1000, 5000, 13},
 		{"wraps, big chunks", 100, 250, 10000, 4096},
@@ -69,6 +71,9 @@ func TestRetainedWindow(t *testing.T) {
 			data := patternBytes(tc.size)
 			s := newRetained(filepath.Join(t.TempDir(), "out"), tc.memTail, tc.spillCap)
 			require.NoError(t, s.pump(chunkedReader{bytes.NewReader(data), tc.chunk}))
+			// At most inlineOutputMax bytes that never spilled stay in
+			// memory and go into the record, with no spill file.
+			inline := tc.size > 0 && tc.size <= inlineOutputMax && tc.size <= tc.memTail
 			total, dropped, done := s.stats()
 			assert.Equal(t, int64(tc.size), total)
 			assert.True(t, done)
@@ -80,7 +85,11 @@ func TestRetainedWindow(t *testing.T) {
 				if settled {
 					s.settle()
 					s.mu.Lock()
-					assert.Nil(t, s.tail, "a settled stream holds no buffer")
+					if inline {
+						assert.True(t, bytes.Equal(data, s.tail), "a small settled stream keeps its bytes for the record")
+					} else {
+						assert.Nil(t, s.tail, "a settled stream holds no buffer")
+					}
 					assert.Nil(t, s.file, "a settled stream holds no descriptor")
 					s.mu.Unlock()
 				}
@@ -102,8 +111,21 @@ func TestRetainedWindow(t *testing.T) {
 				assert.True(t, c.EOF)
 			}
 
-			// The spill-file reader used for other hosts' records agrees.
-			if tc.size > 0 {
+			// The record's copy or the spill-file reader used for other
+			// hosts' records agrees.
+			_, err := os.Stat(s.path)
+			if inline {
+				assert.True(t, bytes.Equal(data, s.inlined()), "the record carries a small stream")
+				assert.ErrorIs(t, err, os.ErrNotExist, "a small stream makes no spill file")
+				rec := Record{State: StateExited, StdoutBytes: int64(tc.size), StdoutInline: s.inlined(), SpillCap: tc.spillCap}
+				for _, from := range []int64{0, int64(tc.size) / 3} {
+					c, err := ReadRecorded(rec, Stdout, from, 97)
+					require.NoError(t, err)
+					assert.Equal(t, data[from:min(int64(tc.size), from+97)], c.Data)
+					assert.Equal(t, from+97 >= int64(tc.size), c.EOF)
+				}
+			} else if tc.size > 0 {
+				assert.Nil(t, s.inlined())
 				c, err := readFinished(s.path, tc.spillCap, int64(tc.size), 0, tc.size)
 				require.NoError(t, err)
 				assert.True(t, bytes.Equal(data[oldest:], c.Data))

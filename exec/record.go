@@ -96,12 +96,19 @@ type Record struct {
 	ChangesPending bool `json:"changes_pending,omitempty"`
 	// StdoutPath and StderrPath are the spill files; each is a ring of
 	// SpillCap bytes (offset o at position o % SpillCap). They hold the
-	// whole retained output once the run ended; read them with ReadRecorded.
+	// whole retained output once the run ended, unless the record holds it
+	// (StdoutInline); read it with ReadRecorded.
 	StdoutPath string `json:"stdout_path"`
 	// StderrPath is StdoutPath for stderr.
 	StderrPath string `json:"stderr_path"`
 	// SpillCap is the ring size of the spill files.
 	SpillCap int64 `json:"spill_cap"`
+	// StdoutInline is, in the final record of a run whose stdout was at
+	// most 4 KiB (inlineOutputMax), that whole stdout: no spill file was
+	// made for it. Nil otherwise, and when there was no output.
+	StdoutInline []byte `json:"stdout_inline,omitempty"`
+	// StderrInline is StdoutInline for stderr.
+	StderrInline []byte `json:"stderr_inline,omitempty"`
 	// OutputRemoved is set when the spill files were removed to keep the
 	// runs under their disk cap (PruneRecords); the record stays.
 	OutputRemoved bool `json:"output_removed,omitempty"`
@@ -481,15 +488,15 @@ func removeRun(stateDir, id string) error {
 	return errors.Join(errs...)
 }
 
-// ReadRecorded reads the retained output of a finished run from its spill
-// file, given its record: how the Processes window shows runs hosted by
-// other processes. For a run still running it returns what its host has
+// ReadRecorded reads the retained output of a finished run, given its
+// record: from the record itself (StdoutInline) or from its spill file. It
+// is how the Processes window shows runs hosted by other processes. For a run still running it returns what its host has
 // spilled so far, which may be nothing; ask the hosting Executor's Run.Read
 // for live output.
 func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, error) {
-	path, total := rec.StdoutPath, rec.StdoutBytes
+	path, total, inline := rec.StdoutPath, rec.StdoutBytes, rec.StdoutInline
 	if s == Stderr {
-		path, total = rec.StderrPath, rec.StderrBytes
+		path, total, inline = rec.StderrPath, rec.StderrBytes, rec.StderrInline
 	} else if s != Stdout {
 		return Chunk{}, fmt.Errorf("unknown stream %q: use %q or %q", s, Stdout, Stderr)
 	}
@@ -498,6 +505,9 @@ func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, erro
 	}
 	if total == 0 || rec.SpillCap <= 0 {
 		return Chunk{Next: cursor, EOF: rec.State.Final()}, nil
+	}
+	if inline != nil && int64(len(inline)) == total {
+		return readInline(inline, cursor, maxBytes), nil
 	}
 	if rec.OutputRemoved {
 		return Chunk{Next: max(cursor, total), Dropped: cursor < total, EOF: true}, nil
@@ -508,4 +518,18 @@ func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, erro
 	}
 	c.EOF = c.EOF && rec.State.Final()
 	return c, nil
+}
+
+// readInline reads a finished stream held whole in its record, from cursor,
+// at most maxBytes (64 KiB when <= 0; cursor >= 0).
+func readInline(data []byte, cursor int64, maxBytes int) Chunk {
+	if maxBytes <= 0 {
+		maxBytes = 64 << 10
+	}
+	total := int64(len(data))
+	if cursor >= total {
+		return Chunk{Next: cursor, EOF: true}
+	}
+	end := min(total, cursor+int64(maxBytes))
+	return Chunk{Data: append([]byte(nil), data[cursor:end]...), Next: end, EOF: end == total}
 }
