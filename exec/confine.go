@@ -412,6 +412,14 @@ type writePlan struct {
 // path bound read-only when there is a mount namespace, else dropped.
 func planWrites(in confineInputs) writePlan {
 	var p writePlan
+	// isWithin compares clean paths: the cache and home directories and
+	// agentgate's own directories may come from the environment as given.
+	in.cache, in.home = cleanAbs(in.cache), cleanAbs(in.home)
+	protect := make([]string, len(in.protect))
+	for i, prot := range in.protect {
+		protect[i] = filepath.Clean(prot)
+	}
+	in.protect = protect
 	candidates := []writablePath{{"project", in.root}, {"temp", in.tmp}, {"cache", in.cache}}
 	gitDirs := gitDirsOutside(in.root)
 	for _, gitDir := range gitDirs {
@@ -457,6 +465,15 @@ func planWrites(in confineInputs) writePlan {
 	return p
 }
 
+// cleanAbs is filepath.Clean of an absolute path, and "" for anything else
+// (an unset or relative cache or home directory names nothing).
+func cleanAbs(path string) string {
+	if !filepath.IsAbs(path) {
+		return ""
+	}
+	return filepath.Clean(path)
+}
+
 // homeStartupPlaces are the places in the home directory, relative to
 // it, from which programs are started or trusted later — the login
 // shell's files are directly in home, autostart entries and user services
@@ -500,10 +517,15 @@ func protectedConflict(w string, protect []string, mountNS bool) string {
 	return ""
 }
 
-// isWithin reports whether path is dir or below it (both absolute, clean).
+// isWithin reports whether path is dir or below it. Both must be absolute
+// and clean (filepath.Clean); they are compared byte for byte, element by
+// element — not through filepath.Rel, whose two Cleans and allocations,
+// for every writable path against every protected one, were most of a
+// confined run's planning (about 120 µs of 340 µs with the default
+// writable paths).
 func isWithin(dir, path string) bool {
-	_, ok := within(dir, path)
-	return ok
+	rest, ok := strings.CutPrefix(path, dir)
+	return ok && (rest == "" || rest[0] == filepath.Separator || strings.HasSuffix(dir, string(filepath.Separator)))
 }
 
 // protectedInProject returns the files that steer agents and tools in the

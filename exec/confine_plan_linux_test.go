@@ -31,6 +31,10 @@ func TestPlanWritesCache(t *testing.T) {
 		{".local/share", filepath.Join(home, ".local", "share"), false},
 		{".ssh", filepath.Join(home, ".ssh"), false},
 		{"bin", filepath.Join(home, "bin"), false},
+		// As the environment may give it: compared cleaned.
+		{"home, with a trailing slash", home + "/", false},
+		{".ssh, unclean", home + "//x/../.ssh/.", false},
+		{"the default, unclean", home + "/./.cache/", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := planWrites(confineInputs{root: root, tmp: tmp, cache: tc.cache, home: home})
@@ -48,5 +52,30 @@ func TestPlanWritesCache(t *testing.T) {
 				assert.Regexp(t, `^cache \((it is or contains the home directory|it contains .*, from which programs start later)`, p.dropped[0])
 			}
 		})
+	}
+}
+
+// TestIsWithin: a path is within a directory when it is the directory or
+// below it, element by element — never by a common prefix of bytes.
+func TestIsWithin(t *testing.T) {
+	for _, tc := range []struct {
+		dir, path string
+		want      bool
+	}{
+		{"/home/sam", "/home/sam", true},
+		{"/home/sam", "/home/sam/.ssh", true},
+		{"/home/sam", "/home/sam/a/b/c", true},
+		{"/home/sam", "/home/samuel", false},
+		{"/home/sam", "/home/sa", false},
+		{"/home/sam", "/home", false},
+		{"/home/sam", "/", false},
+		{"/", "/", true},
+		{"/", "/etc", true},
+		{"/home/sam/.cache", "/home/sam/.cache2/x", false},
+		{"/a", "/a-b", false},
+	} {
+		assert.Equal(t, tc.want, isWithin(tc.dir, tc.path), "isWithin(%q, %q)", tc.dir, tc.path)
+		_, rel := within(tc.dir, tc.path)
+		assert.Equal(t, rel, isWithin(tc.dir, tc.path), "isWithin agrees with within for %q, %q", tc.dir, tc.path)
 	}
 }
