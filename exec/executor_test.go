@@ -124,7 +124,7 @@ func TestRunExitCodes(t *testing.T) {
 		// The persisted record matches (once flushed), and other hosts can
 		// read the output.
 		e.Flush()
-		disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()))
+		disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()), false)
 		require.NoError(t, err)
 		assert.Equal(t, rec.State, disk.State)
 		assert.Equal(t, *rec.ExitCode, *disk.ExitCode)
@@ -257,7 +257,7 @@ func TestStartFailure(t *testing.T) {
 	rec := r.Record()
 	assert.Equal(t, StateFailedToStart, rec.State)
 	assert.Contains(t, rec.Error, exe)
-	disk, err := readRecord(recordPath(e.cfg.StateDir, "fails"))
+	disk, err := readRecord(recordPath(e.cfg.StateDir, "fails"), false)
 	require.NoError(t, err)
 	assert.Equal(t, StateFailedToStart, disk.State)
 	c, err := r.Read(Stdout, 0, 10)
@@ -292,7 +292,7 @@ func TestRunChangeSummary(t *testing.T) {
 	assert.Equal(t, []string{"gone"}, rec.Changes.Deleted)
 	assert.False(t, rec.Changes.Incomplete, rec.Changes.Reason)
 	e.Flush()
-	disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()))
+	disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()), false)
 	require.NoError(t, err)
 	assert.Equal(t, rec.Changes.Created, disk.Changes.Created)
 	assert.False(t, disk.ChangesPending)

@@ -80,7 +80,7 @@ func TestWindowsRunExitCodesAndOutput(t *testing.T) {
 		assert.Positive(t, rec.PID, name)
 
 		e.Flush()
-		disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()))
+		disk, err := readRecord(recordPath(e.cfg.StateDir, r.ID()), false)
 		require.NoError(t, err, name)
 		assert.Equal(t, StateExited, disk.State, name)
 		assert.Equal(t, tc.code, *disk.ExitCode, name)
@@ -206,7 +206,7 @@ func TestWindowsHostDeathEndsRuns(t *testing.T) {
 	n, err := MarkLost(stateDir)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	rec, err := readRecord(recordPath(stateDir, "hosted"))
+	rec, err := readRecord(recordPath(stateDir, "hosted"), false)
 	require.NoError(t, err)
 	assert.Equal(t, StateLost, rec.State)
 }

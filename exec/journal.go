@@ -2,7 +2,6 @@ package exec
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -74,7 +73,7 @@ func NewerRecord(a, b Record) bool { return recordRank(b) >= recordRank(a) }
 // parseJournal returns the records of a journal's content, the newest line
 // of each run (by NewerRecord), skipping lines that do not parse (a line
 // being written has no newline yet and is skipped too).
-func parseJournal(data []byte) map[string]Record {
+func parseJournal(data []byte, brief bool) map[string]Record {
 	out := map[string]Record{}
 	for len(data) > 0 {
 		line, rest, complete := bytes.Cut(data, []byte("\n"))
@@ -83,7 +82,7 @@ func parseJournal(data []byte) map[string]Record {
 			break
 		}
 		var rec Record
-		if json.Unmarshal(line, &rec) != nil || runinfo.CheckID(rec.ID) != nil || rec.State == "" {
+		if unmarshalRecord(line, &rec, brief) != nil || runinfo.CheckID(rec.ID) != nil || rec.State == "" {
 			continue
 		}
 		if old, ok := out[rec.ID]; !ok || NewerRecord(old, rec) {
@@ -96,7 +95,17 @@ func parseJournal(data []byte) map[string]Record {
 // ReadJournal returns the records in the journal file named name in the
 // runs directory (a name ListRecords' directory holds, ending in
 // ".journal"); a journal that is gone has none.
-func ReadJournal(stateDir, name string) ([]Record, error) {
+func ReadJournal(stateDir, name string) ([]Record, error) { return readJournal(stateDir, name, false) }
+
+// ReadJournalWithoutOutput is ReadJournal with every record read without
+// the output it carries (Record.WithoutInlineOutput).
+func ReadJournalWithoutOutput(stateDir, name string) ([]Record, error) {
+	return readJournal(stateDir, name, true)
+}
+
+// readJournal is ReadJournal, brief when the records are read without
+// their output.
+func readJournal(stateDir, name string, brief bool) ([]Record, error) {
 	if !strings.HasSuffix(name, journalSuffix) || name != filepath.Base(name) {
 		return nil, fmt.Errorf("%q is not a run record journal", name)
 	}
@@ -107,7 +116,7 @@ func ReadJournal(stateDir, name string) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs := parseJournal(data)
+	recs := parseJournal(data, brief)
 	out := make([]Record, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, r)
@@ -144,14 +153,14 @@ func ReadRecord(stateDir, id string) (Record, error) {
 	if err := runinfo.CheckID(id); err != nil {
 		return Record{}, err
 	}
-	rec, err := readRecord(recordPath(stateDir, id))
+	rec, err := readRecord(recordPath(stateDir, id), false)
 	found := err == nil
 	for _, name := range journals(stateDir) {
 		data, jerr := atomicfile.ReadFile(journalPath(stateDir, strings.TrimSuffix(name, journalSuffix)))
 		if jerr != nil || !bytes.Contains(data, []byte(`"`+id+`"`)) {
 			continue
 		}
-		if jr, ok := parseJournal(data)[id]; ok && (!found || recordRank(jr) > recordRank(rec)) {
+		if jr, ok := parseJournal(data, false)[id]; ok && (!found || recordRank(jr) > recordRank(rec)) {
 			rec, found, err = jr, true, nil
 		}
 	}
@@ -292,7 +301,7 @@ func compactOrphans(stateDir string, fix func(*Record) bool) (int, error) {
 		}
 		var write []Record
 		for _, r := range recs {
-			if own, err := readRecord(recordPath(stateDir, r.ID)); err == nil && NewerRecord(r, own) {
+			if own, err := readRecord(recordPath(stateDir, r.ID), false); err == nil && NewerRecord(r, own) {
 				continue
 			}
 			if fix(&r) {

@@ -71,7 +71,7 @@ func TestBurstOfRunsIsJournaledThenCompacted(t *testing.T) {
 	e.Flush()
 	assert.Empty(t, journalFiles(t, e.cfg.StateDir), "Flush compacts the journal away")
 	for _, r := range runs {
-		rec, err := readRecord(recordPath(e.cfg.StateDir, r.ID()))
+		rec, err := readRecord(recordPath(e.cfg.StateDir, r.ID()), false)
 		require.NoError(t, err)
 		assert.Equal(t, StateExited, rec.State)
 	}
@@ -88,7 +88,7 @@ func TestSingleRunGetsItsOwnFile(t *testing.T) {
 	waitRun(t, r)
 	<-r.ChangesDone()
 	e.records.flush()
-	_, err = readRecord(recordPath(e.cfg.StateDir, r.ID()))
+	_, err = readRecord(recordPath(e.cfg.StateDir, r.ID()), false)
 	assert.NoError(t, err)
 	assert.Empty(t, journalFiles(t, e.cfg.StateDir))
 }
@@ -106,7 +106,7 @@ func TestParseJournal(t *testing.T) {
 		`{"id":"a","state":"exited"}`,
 		`{"id":"c","state":"exit`, // torn: no newline
 	}
-	got := parseJournal([]byte(strings.Join(lines, "\n")))
+	got := parseJournal([]byte(strings.Join(lines, "\n")), false)
 	require.Len(t, got, 2)
 	assert.Equal(t, StateExited, got["a"].State)
 	assert.False(t, got["a"].ChangesPending)
@@ -141,10 +141,10 @@ func TestMarkLostCompactsAGoneHostsJournal(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.Equal(t, []string{"live" + journalSuffix}, journals(stateDir))
-	r1, err := readRecord(recordPath(stateDir, "r1"))
+	r1, err := readRecord(recordPath(stateDir, "r1"), false)
 	require.NoError(t, err)
 	assert.Equal(t, StateLost, r1.State)
-	r2, err := readRecord(recordPath(stateDir, "r2"))
+	r2, err := readRecord(recordPath(stateDir, "r2"), false)
 	require.NoError(t, err)
 	assert.Equal(t, StateExited, r2.State)
 	r3, err := ReadRecord(stateDir, "r3")

@@ -203,13 +203,13 @@ func writeRecords(stateDir string, recs []Record) (errs []error) {
 
 // readRecord reads one record file (atomicfile.ReadFile: on Windows it
 // retries briefly while the file is being replaced).
-func readRecord(path string) (Record, error) {
+func readRecord(path string, brief bool) (Record, error) {
 	data, err := atomicfile.ReadFile(path)
 	if err != nil {
 		return Record{}, err
 	}
 	var rec Record
-	if err := json.Unmarshal(data, &rec); err != nil {
+	if err := unmarshalRecord(data, &rec, brief); err != nil {
 		return Record{}, fmt.Errorf("run record %s is not valid JSON: %w", path, err)
 	}
 	if rec.ID == "" || rec.State == "" {
@@ -223,7 +223,20 @@ func readRecord(path string) (Record, error) {
 // where a run is in both — oldest start first (ties by id). A missing runs
 // directory yields none. Corrupt or unreadable files and temporary files
 // are skipped without error, so one bad file never hides the others.
-func ListRecords(stateDir string) ([]Record, error) {
+func ListRecords(stateDir string) ([]Record, error) { return listRecords(stateDir, false) }
+
+// ListRecordsWithoutOutput is ListRecords with every record read without
+// the output it carries (Record.WithoutInlineOutput): what to list and keep
+// many records with. The output is not even decoded: the Processes
+// window's 10,000-run benchmark, each run having printed 1,234 bytes,
+// peaked at 116 MiB loading so, 153 MiB with the output decoded (104 MiB
+// when records carried no output). Never rewrite a record read so: it
+// would lose that output.
+func ListRecordsWithoutOutput(stateDir string) ([]Record, error) { return listRecords(stateDir, true) }
+
+// listRecords is ListRecords, brief when the records are read without
+// their output.
+func listRecords(stateDir string, brief bool) ([]Record, error) {
 	entries, err := os.ReadDir(runsDir(stateDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -236,7 +249,7 @@ func ListRecords(stateDir string) ([]Record, error) {
 	// files, which win a tie (journal.go).
 	for _, e := range entries {
 		if name := e.Name(); !e.IsDir() && IsJournalFile(name) {
-			jrecs, _ := ReadJournal(stateDir, name)
+			jrecs, _ := readJournal(stateDir, name, brief)
 			for _, rec := range jrecs {
 				if old, ok := byID[rec.ID]; !ok || NewerRecord(old, rec) {
 					byID[rec.ID] = rec
@@ -249,7 +262,7 @@ func ListRecords(stateDir string) ([]Record, error) {
 		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		rec, err := readRecord(filepath.Join(runsDir(stateDir), name))
+		rec, err := readRecord(filepath.Join(runsDir(stateDir), name), brief)
 		if err != nil || rec.ID+".json" != name {
 			continue
 		}
@@ -506,6 +519,18 @@ func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, erro
 	if total == 0 || rec.SpillCap <= 0 {
 		return Chunk{Next: cursor, EOF: rec.State.Final()}, nil
 	}
+	if inline == nil && total <= inlineOutputMax && rec.State.Final() {
+		// A record held without its output (WithoutInlineOutput): the
+		// run's record, read again, has it.
+		if stateDir := filepath.Dir(filepath.Dir(path)); path == outputPath(stateDir, rec.ID, s) {
+			if full, err := ReadRecord(stateDir, rec.ID); err == nil {
+				inline = full.StdoutInline
+				if s == Stderr {
+					inline = full.StderrInline
+				}
+			}
+		}
+	}
 	if inline != nil && int64(len(inline)) == total {
 		return readInline(inline, cursor, maxBytes), nil
 	}
@@ -518,6 +543,38 @@ func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, erro
 	}
 	c.EOF = c.EOF && rec.State.Final()
 	return c, nil
+}
+
+// unmarshalRecord decodes a record's JSON into rec; brief skips the output
+// it carries (stdout_inline, stderr_inline) without decoding it.
+func unmarshalRecord(data []byte, rec *Record, brief bool) error {
+	if !brief {
+		return json.Unmarshal(data, rec)
+	}
+	// The outer fields, named like Record's, win over the embedded ones.
+	var b struct {
+		*Record
+		StdoutInline skippedJSON `json:"stdout_inline"`
+		StderrInline skippedJSON `json:"stderr_inline"`
+	}
+	b.Record = rec
+	return json.Unmarshal(data, &b)
+}
+
+// skippedJSON is a JSON value that is checked and not decoded.
+type skippedJSON struct{}
+
+// UnmarshalJSON does nothing: the decoder has checked the value already.
+func (*skippedJSON) UnmarshalJSON([]byte) error { return nil }
+
+// WithoutInlineOutput returns rec without the output it carries
+// (StdoutInline, StderrInline): what to keep of many records at once, as
+// the Processes window does — 10,000 runs that printed a little each would
+// otherwise hold up to 80 MiB of it. ReadRecorded reads such a record's
+// output from the run's record again.
+func (rec Record) WithoutInlineOutput() Record {
+	rec.StdoutInline, rec.StderrInline = nil, nil
+	return rec
 }
 
 // readInline reads a finished stream held whole in its record, from cursor,

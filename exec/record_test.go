@@ -297,3 +297,51 @@ func TestPruneRecordsKeepsTheSpan(t *testing.T) {
 	assert.Positive(t, pruned.CapCut)
 	assert.LessOrEqual(t, dirSize(runsDir(stateDir)), int64(64<<10))
 }
+
+// TestRecordsWithoutOutput: a record listed without its output (as the
+// Processes window holds many) has none in memory, and ReadRecorded reads
+// it from the run's record again, a record file or, for runs that ended
+// together, a journal.
+func TestRecordsWithoutOutput(t *testing.T) {
+	e, root := testExecutor(t, Config{})
+	// One run alone is written as a record file; two ending together may
+	// be a journal's batch.
+	single := waitRun(t, mustStart(t, e, root, 0, nil, "sh", "-c", "echo single; echo oops >&2"))
+	e.Flush()
+	a, b := mustStart(t, e, root, 0, nil, "echo", "first"), mustStart(t, e, root, 0, nil, "echo", "second")
+	waitRun(t, a)
+	waitRun(t, b)
+	want := map[string]string{single.ID: "single\n", a.ID(): "first\n", b.ID(): "second\n"}
+
+	full, err := ListRecords(e.cfg.StateDir)
+	require.NoError(t, err)
+	brief, err := ListRecordsWithoutOutput(e.cfg.StateDir)
+	require.NoError(t, err)
+	require.Len(t, brief, len(full))
+	for i, rec := range brief {
+		out, ok := want[rec.ID]
+		if !ok {
+			continue
+		}
+		assert.Equal(t, out, string(full[i].StdoutInline), "ListRecords keeps the output")
+		assert.Nil(t, rec.StdoutInline, "listed without output")
+		assert.Nil(t, rec.StderrInline)
+		assert.Equal(t, full[i].WithoutInlineOutput(), rec, "otherwise the same record")
+		c, err := ReadRecorded(rec, Stdout, 0, 1<<20)
+		require.NoError(t, err)
+		assert.Equal(t, out, string(c.Data), "read again from the run's record")
+		assert.True(t, c.EOF)
+		if rec.ID == single.ID {
+			c, err := ReadRecorded(rec, Stderr, 2, 1<<20)
+			require.NoError(t, err)
+			assert.Equal(t, "ps\n", string(c.Data))
+		}
+	}
+	for _, name := range journals(e.cfg.StateDir) {
+		recs, err := ReadJournalWithoutOutput(e.cfg.StateDir, name)
+		require.NoError(t, err)
+		for _, rec := range recs {
+			assert.Nil(t, rec.StdoutInline, "a journal read without output")
+		}
+	}
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -27,17 +28,21 @@ func manyRecords(t testing.TB, n int) string {
 	dir := t.TempDir()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	code := 0
+	// A finished run's record carries an output of at most 4 KiB itself
+	// (exec.Record.StdoutInline): these print 1,234 bytes each.
+	out := bytes.Repeat([]byte("ok  \tgithub.com/me/project/pkg\t0.123s\n"), 40)[:1234]
 	for i := range n {
 		st := exec.StateExited
+		inline := out
 		if i%100 == 0 {
-			st = exec.StateRunning
+			st, inline = exec.StateRunning, nil
 		}
 		modeltest.WriteRecord(t, dir, exec.Record{
 			ID: fmt.Sprintf("run-%06d", i), Argv: []string{"go", "test", "-run", fmt.Sprintf("Test%d", i), "./..."},
 			Executable: "/usr/local/go/bin/go", Dir: "/home/me/src/project", ProjectRoot: fmt.Sprintf("/home/me/src/p%d", i%7),
 			Provider: []string{"claude", "codex", "gemini"}[i%3], HostKind: []exec.HostKind{exec.HostApp, exec.HostCLI}[i%2],
 			HostPID: 1000 + i%5, State: st, ExitCode: &code, StartedAt: base.Add(time.Duration(i) * time.Second),
-			EndedAt: base.Add(time.Duration(i)*time.Second + 1500*time.Millisecond), StdoutBytes: 1234,
+			EndedAt: base.Add(time.Duration(i)*time.Second + 1500*time.Millisecond), StdoutBytes: 1234, StdoutInline: inline,
 		})
 	}
 	return dir

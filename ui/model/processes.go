@@ -69,7 +69,9 @@ func (m *ProcessesModel) runsDir() string { return filepath.Join(m.StateDir, "ru
 // LoadAll reads every record afresh (exec.ListRecords: unreadable files are
 // skipped) and rebuilds the view.
 func (m *ProcessesModel) LoadAll() error {
-	recs, err := exec.ListRecords(m.StateDir)
+	// Without their output (RunDetails reads it again): 10,000 runs may
+	// carry up to 8 KiB each.
+	recs, err := exec.ListRecordsWithoutOutput(m.StateDir)
 	all := make(map[string]*exec.Record, len(recs))
 	for i := range recs {
 		all[recs[i].ID] = &recs[i]
@@ -127,6 +129,7 @@ func (m *ProcessesModel) Update(ids []string) {
 		if err != nil || rec.ID != id {
 			continue
 		}
+		rec = rec.WithoutInlineOutput()
 		read[id] = &rec
 	}
 	m.mu.Lock()
@@ -150,7 +153,7 @@ func (m *ProcessesModel) Update(ids []string) {
 func (m *ProcessesModel) UpdateJournals(names []string) {
 	var read []exec.Record
 	for _, name := range names {
-		recs, _ := exec.ReadJournal(m.StateDir, name)
+		recs, _ := exec.ReadJournalWithoutOutput(m.StateDir, name)
 		read = append(read, recs...)
 	}
 	m.mu.Lock()
