@@ -326,6 +326,15 @@ func readRingFile(path string, ringSize, from, to int64) ([]byte, error) {
 // facts a run record keeps: total length and ring size. It serves records
 // of runs hosted by other processes.
 func readFinished(path string, ringSize, total, cursor int64, maxBytes int) (Chunk, error) {
+	return readEnded(ringSize, total, cursor, maxBytes, func(from, to int64) ([]byte, error) {
+		return readRingFile(path, ringSize, from, to)
+	})
+}
+
+// readEnded reads up to maxBytes (64 KiB when <= 0) from cursor of an ended
+// stream of total bytes of which the last ringSize are retained, getting
+// the logical bytes [from, to) from read.
+func readEnded(ringSize, total, cursor int64, maxBytes int, read func(from, to int64) ([]byte, error)) (Chunk, error) {
 	if cursor < 0 {
 		return Chunk{}, fmt.Errorf("cursor %d is negative; start at 0", cursor)
 	}
@@ -342,7 +351,7 @@ func readFinished(path string, ringSize, total, cursor int64, maxBytes int) (Chu
 		return Chunk{Next: max(cursor, total), Dropped: c.Dropped, EOF: true}, nil
 	}
 	end := min(total, cursor+int64(maxBytes))
-	data, err := readRingFile(path, ringSize, cursor, end)
+	data, err := read(cursor, end)
 	if err != nil {
 		return Chunk{}, err
 	}

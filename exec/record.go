@@ -502,8 +502,10 @@ func removeRun(stateDir, id string) error {
 }
 
 // ReadRecorded reads the retained output of a finished run, given its
-// record: from the record itself (StdoutInline) or from its spill file. It
-// is how the Processes window shows runs hosted by other processes. For a run still running it returns what its host has
+// record: from the record itself (StdoutInline), from its spill file, or,
+// for a small stream of a record held without its output, from the run's
+// record read again. It is how the Processes window shows runs hosted by
+// other processes. For a run still running it returns what its host has
 // spilled so far, which may be nothing; ask the hosting Executor's Run.Read
 // for live output.
 func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, error) {
@@ -519,30 +521,43 @@ func ReadRecorded(rec Record, s Stream, cursor int64, maxBytes int) (Chunk, erro
 	if total == 0 || rec.SpillCap <= 0 {
 		return Chunk{Next: cursor, EOF: rec.State.Final()}, nil
 	}
-	if inline == nil && total <= inlineOutputMax && rec.State.Final() {
-		// A record held without its output (WithoutInlineOutput): the
-		// run's record, read again, has it.
-		if stateDir := filepath.Dir(filepath.Dir(path)); path == outputPath(stateDir, rec.ID, s) {
-			if full, err := ReadRecord(stateDir, rec.ID); err == nil {
-				inline = full.StdoutInline
-				if s == Stderr {
-					inline = full.StderrInline
-				}
-			}
+	if inline == nil && !rec.OutputRemoved {
+		c, err := readFinished(path, rec.SpillCap, total, cursor, maxBytes)
+		if err == nil {
+			c.EOF = c.EOF && rec.State.Final()
+			return c, nil
+		}
+		// No spill file for a small finished stream: a record held without
+		// its output (WithoutInlineOutput); the run's record has it.
+		if !errors.Is(err, os.ErrNotExist) || total > inlineOutputMax || !rec.State.Final() {
+			return Chunk{}, err
+		}
+		if inline = inlineOf(path, rec.ID, s); inline == nil {
+			return Chunk{}, err
 		}
 	}
-	if inline != nil && int64(len(inline)) == total {
+	if int64(len(inline)) == total {
 		return readInline(inline, cursor, maxBytes), nil
 	}
-	if rec.OutputRemoved {
-		return Chunk{Next: max(cursor, total), Dropped: cursor < total, EOF: true}, nil
+	// The spill files were removed (PruneRecords).
+	return Chunk{Next: max(cursor, total), Dropped: cursor < total, EOF: true}, nil
+}
+
+// inlineOf reads stream s of run id from the run's record again, given the
+// path of its spill file (outputPath), or nil.
+func inlineOf(path, id string, s Stream) []byte {
+	stateDir := filepath.Dir(filepath.Dir(path))
+	if path != outputPath(stateDir, id, s) {
+		return nil
 	}
-	c, err := readFinished(path, rec.SpillCap, total, cursor, maxBytes)
+	full, err := ReadRecord(stateDir, id)
 	if err != nil {
-		return Chunk{}, err
+		return nil
 	}
-	c.EOF = c.EOF && rec.State.Final()
-	return c, nil
+	if s == Stderr {
+		return full.StderrInline
+	}
+	return full.StdoutInline
 }
 
 // unmarshalRecord decodes a record's JSON into rec; brief skips the output
@@ -577,16 +592,12 @@ func (rec Record) WithoutInlineOutput() Record {
 	return rec
 }
 
-// readInline reads a finished stream held whole in its record, from cursor,
-// at most maxBytes (64 KiB when <= 0; cursor >= 0).
+// readInline reads a finished stream held whole in its record, from cursor
+// (>= 0), at most maxBytes (64 KiB when <= 0).
 func readInline(data []byte, cursor int64, maxBytes int) Chunk {
-	if maxBytes <= 0 {
-		maxBytes = 64 << 10
-	}
 	total := int64(len(data))
-	if cursor >= total {
-		return Chunk{Next: cursor, EOF: true}
-	}
-	end := min(total, cursor+int64(maxBytes))
-	return Chunk{Data: append([]byte(nil), data[cursor:end]...), Next: end, EOF: end == total}
+	c, _ := readEnded(total, total, cursor, maxBytes, func(from, to int64) ([]byte, error) {
+		return append([]byte(nil), data[from:to]...), nil
+	})
+	return c
 }
