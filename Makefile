@@ -28,8 +28,10 @@ MCPBIN   := bin/agentgate-mcp
 SHIMBIN  := bin/agentgate-shim
 # musl-gcc when installed (scripts/deps.sh installs musl-tools): a static
 # musl shim starts in a tenth of the time a static glibc one takes, and it
-# runs before every confined run's program (BENCHMARKS.md).
-SHIMCC   := $(or $(filter-out cc,$(CC)),$(shell command -v musl-gcc 2>/dev/null),cc)
+# runs before every confined run's program (BENCHMARKS.md). Deferred (=, not
+# :=) so that it is looked up when the recipe runs, after `deps` installed
+# musl-tools on a fresh machine, not when make reads this file.
+SHIMCC    = $(or $(filter-out cc,$(CC)),$(shell command -v musl-gcc 2>/dev/null),cc)
 export LANG := C.UTF-8
 # The version lives in one place, FyneApp.toml; the commit comes from git.
 VERSION  := $(shell awk -F'"' '/^\[/{s=$$0} s=="[Details]" && /^Version[ \t]*=/{print $$2; exit}' FyneApp.toml)
