@@ -43,7 +43,7 @@ LDFLAGS  := -X github.com/agentgate/agentgate/cli.version=$(VERSION) -X github.c
 # Windows and macOS. ui/model, the windows' models, is one of them.
 NONUI     = $(shell $(GO) list ./... | grep -v -e '/ui$$' -e '^github.com/agentgate/agentgate$$')
 
-.PHONY: all deps build run test vet nofyne test-nonui test-windows test-ui test-agents agents-table cross bench screenshots fuzz package package-check validate-packaging clean-bin
+.PHONY: all deps build run test vet nofyne test-nonui test-windows test-ui test-agents agents-table cross bench bench-against screenshots fuzz package package-check validate-packaging clean-bin
 
 all: build
 
@@ -126,6 +126,11 @@ cross:
 
 bench: build
 	scripts/bench.sh
+
+# Did a benchmark regress since REV? Both builds alternated on this machine
+# now (scripts/bench-against.sh), e.g. make bench-against REV=6c3ec84.
+bench-against:
+	scripts/bench-against.sh $(REV) $(or $(ROUNDS),3)
 
 # Retakes the README's screenshots (docs/*.png) from the real app with demo
 # content, under a private Xvfb.

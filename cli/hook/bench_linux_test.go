@@ -183,6 +183,28 @@ func envPaths(environ []string) (p prefs.Paths) {
 	return p
 }
 
+// againstHookExecutable returns a settled copy of the agentgate-hook
+// executable $AGENTGATE_HOOK_AGAINST names — another build's, which
+// scripts/bench-against.sh measures with this harness and sandbox — and
+// skips tb when the variable is unset.
+func againstHookExecutable(tb testing.TB) string {
+	tb.Helper()
+	src := os.Getenv("AGENTGATE_HOOK_AGAINST")
+	if src == "" {
+		tb.Skip("AGENTGATE_HOOK_AGAINST names no other build's agentgate-hook")
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := filepath.Join(tb.TempDir(), "agentgate-hook")
+	if err := os.WriteFile(out, data, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	platformtest.SettleExecutable(tb, out)
+	return out
+}
+
 // BenchmarkHookExecutable measures `agentgate-hook claude-code` on an
 // allowed payload as a whole process — start-up, package initialisation,
 // the allow-list decision, two audit entries (one write, one fsync), the
@@ -194,7 +216,9 @@ func envPaths(environ []string) (p prefs.Paths) {
 // Makefile builds it (CGO_ENABLED=0); "cgo" shows what dynamic linking
 // (the cgo DNS resolver pulls in libc) would add; "fyne" is `agentgate hook`
 // in the main binary, which links the desktop UI — why the lean executable
-// exists (ARCHITECTURE.md). Run it with a fixed count, e.g. -benchtime=50x.
+// exists (ARCHITECTURE.md); "against" is another build's agentgate-hook
+// ($AGENTGATE_HOOK_AGAINST, skipped when unset). Run it with a fixed count,
+// e.g. -benchtime=50x.
 func BenchmarkHookExecutable(b *testing.B) {
 	hello := buildHello(b)
 	for _, variant := range []struct {
@@ -205,6 +229,7 @@ func BenchmarkHookExecutable(b *testing.B) {
 		{"static", func(tb testing.TB) string { return buildHookExecutable(tb, false) }, []string{ClaudeCode}},
 		{"cgo", func(tb testing.TB) string { return buildHookExecutable(tb, true) }, []string{ClaudeCode}},
 		{"fyne", buildAgentgate, []string{"hook", ClaudeCode}},
+		{"against", againstHookExecutable, []string{ClaudeCode}},
 	} {
 		b.Run(variant.name, func(b *testing.B) {
 			bin := variant.build(b)
