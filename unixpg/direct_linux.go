@@ -69,6 +69,9 @@ type directRun struct {
 	// proc is the leader, the host's child (a pidfd where the kernel has
 	// them: signals and the wait cannot reach a reused pid).
 	proc *os.Process
+	// mountNS is the leader's mount namespace, held open by the host until
+	// the run's end is published (holdMountNS); -1 when none is held.
+	mountNS int
 	// pidfd is this package's own pidfd of the leader (-1 where the kernel
 	// has none): liveDirect waits for it to become readable in the
 	// runtime's poller, with the run's pipes, rather than in a thread
@@ -210,6 +213,10 @@ func startDirect(spec procspec.Spec, cg *runCgroup, cgDir *os.File, files []*os.
 		}
 	}
 	d.proc, p.pid, d.pidfd = proc, proc.Pid, pidfd
+	d.mountNS = -1
+	if sb := spec.Sandbox; sb != nil && sb.MountNS {
+		d.mountNS = holdMountNS(proc.Pid)
+	}
 	if spec.Timeout > 0 {
 		d.mu.Lock()
 		d.deadline = time.Now().Add(spec.Timeout)
@@ -262,11 +269,40 @@ func (p *Process) liveDirect() {
 		p.err = fmt.Errorf("run pid %d: waiting for it failed (%v); agentgate ended the run's cgroup: %w", p.pid, err, procspec.ErrContainment)
 		p.cg.end()
 		close(p.done)
+		d.releaseMountNS()
 		return
 	}
 	p.status = waitStatusOf(state.Sys().(syscall.WaitStatus), hit)
 	p.cg.remove() // found empty above
 	close(p.done)
+	d.releaseMountNS()
+}
+
+// holdMountNS opens the mount namespace of the run's leader pid, just
+// exec'd by the confinement shim, and returns the descriptor, or -1 when
+// it cannot (the leader already exited: its namespaces are gone). While
+// the host holds it, the leader's exit does not tear the namespace down:
+// the kernel does that before it tells the parent of the exit (unmounting
+// the tree and waiting for an RCU grace period, 60 µs on the project's
+// VM), so the run's end would reach the agent that much later. The host
+// lets go of it after publishing the end (releaseMountNS). The descriptor
+// is close-on-exec and lets the host do nothing it could not do anyway.
+func holdMountNS(pid int) int {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+// releaseMountNS closes the run's held mount namespace, if any; the
+// namespace's teardown then runs on this goroutine, after the end was
+// published.
+func (d *directRun) releaseMountNS() {
+	if d.mountNS >= 0 {
+		unix.Close(d.mountNS)
+		d.mountNS = -1
+	}
 }
 
 // waitStatusOf returns the ExitStatus a wait status describes.

@@ -3,11 +3,13 @@
 package unixpg_test
 
 import (
+	"bufio"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -114,4 +116,69 @@ true`, "OUT="+filepath.Join(outside, "f"))
 			t.Errorf("the run could: %s (output %q)", bad, out)
 		}
 	}
+}
+
+// TestDirectRunHoldsItsMountNamespace: a direct run's host holds the
+// leader's mount namespace open while the run lives, so that the leader's
+// exit does not tear it down before its parent hears of the exit, and
+// lets go of it once the run's end is published.
+func TestDirectRunHoldsItsMountNamespace(t *testing.T) {
+	if base, why := unixpg.CgroupBase(); base == "" {
+		t.Skipf("no per-run cgroups here (%s), so no direct runs", why)
+	}
+	unixpg.UseSupervisors(false)
+	t.Setenv(directEnv, "1")
+	t.Cleanup(func() { unixpg.UseSupervisors(true) })
+	shim := openShim(t)
+	own, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Skip("no /proc/self/ns/mnt:", err)
+	}
+	sb := &procspec.Sandbox{Shim: shim, UserNS: os.Geteuid() != 0, MountNS: true}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p, err := unixpg.Start(procspec.Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "readlink /proc/self/ns/mnt; exec sleep 30"},
+		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: w, Stderr: w, Sandbox: sb})
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the run's namespace: %v (%q)", err, line)
+	}
+	runNS := strings.TrimSpace(line)
+	if runNS == "" || runNS == own {
+		t.Fatalf("the run's mount namespace %q, the test's %q: want a namespace of its own", runNS, own)
+	}
+	if !holdsFD(t, runNS) {
+		t.Errorf("while the run lives, the host holds no descriptor of its mount namespace %s", runNS)
+	}
+	p.Terminate()
+	waitWithin(t, p)
+	for i := 0; holdsFD(t, runNS); i++ {
+		if i == 200 {
+			t.Fatalf("2 s after the run's end the host still holds its mount namespace %s", runNS)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// holdsFD reports whether one of this process's descriptors is link (as
+// /proc/self/fd shows it, e.g. "mnt:[4026532285]").
+func holdsFD(t *testing.T, link string) bool {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == link {
+			return true
+		}
+	}
+	return false
 }
