@@ -27,12 +27,25 @@ const pollInterval = 2 * time.Second
 // exec.ReadJournal) that changed; when the watch
 // loses events (overflow) it re-reads them all. When the directory cannot
 // be watched (missing, no inotify instances left) it re-reads every record
-// every two seconds instead. It returns at once.
-func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
+// every two seconds instead. It returns at once, with a channel closed once
+// it stopped after ctx ended: the watch is closed and no update runs or
+// will run (on Windows an open watch keeps the directory from being
+// removed).
+func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) <-chan struct{} {
+	stopped := make(chan struct{})
 	var mu sync.Mutex
 	dirty := map[string]bool{}
 	dirtyJournals := map[string]bool{}
+	// updating is held by an update; the end takes it, so that none runs
+	// after the end (ended, guarded by updating).
+	var updating sync.Mutex
+	ended := false
 	throttle := NewThrottle(RefreshInterval, func() {
+		updating.Lock()
+		defer updating.Unlock()
+		if ended {
+			return
+		}
 		mu.Lock()
 		ids := make([]string, 0, len(dirty))
 		for id := range dirty {
@@ -57,6 +70,7 @@ func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
 	}
 	if err != nil {
 		go func() {
+			defer close(stopped)
 			t := time.NewTicker(pollInterval)
 			defer t.Stop()
 			for {
@@ -69,13 +83,17 @@ func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
 				}
 			}
 		}()
-		return
+		return stopped
 	}
 	go func() {
-		defer w.Close()
+		defer close(stopped)
 		for {
 			select {
 			case <-ctx.Done():
+				w.Close()
+				updating.Lock()
+				ended = true
+				updating.Unlock()
 				return
 			case ev := <-w.Events:
 				name := filepath.Base(ev.Name)
@@ -97,4 +115,5 @@ func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) {
 			}
 		}
 	}()
+	return stopped
 }

@@ -42,16 +42,25 @@ func notifier() (func(), <-chan struct{}) {
 	}, ch
 }
 
+// follow runs model.FollowRuns until the test ends, and waits for it to
+// stop before the test's temporary directories are removed.
+func follow(t *testing.T, procs *model.ProcessesModel, changed func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := model.FollowRuns(ctx, procs, changed)
+	t.Cleanup(func() {
+		cancel()
+		<-stopped
+	})
+}
+
 // TestFollowRunsWatchesTheRunsDirectory writes and removes a record as
 // another host would: the model follows, and says so through changed.
 func TestFollowRunsWatchesTheRunsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "runs"), 0o700))
 	procs := &model.ProcessesModel{StateDir: dir}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	changed, ch := notifier()
-	model.FollowRuns(ctx, procs, changed)
+	follow(t, procs, changed)
 	modeltest.WriteRecord(t, dir, exec.Record{ID: "r1", Argv: []string{"ls"}, State: exec.StateRunning, StartedAt: time.Now()})
 	awaitRecord(t, procs, ch, "r1", true)
 	require.NoError(t, os.Remove(filepath.Join(dir, "runs", "r1.json")))
@@ -63,10 +72,8 @@ func TestFollowRunsWatchesTheRunsDirectory(t *testing.T) {
 func TestFollowRunsPollsWithoutAWatch(t *testing.T) {
 	dir := t.TempDir()
 	procs := &model.ProcessesModel{StateDir: dir}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	changed, ch := notifier()
-	model.FollowRuns(ctx, procs, changed)
+	follow(t, procs, changed)
 	modeltest.WriteRecord(t, dir, exec.Record{ID: "r2", Argv: []string{"ls"}, State: exec.StateExited, StartedAt: time.Now()})
 	awaitRecord(t, procs, ch, "r2", true)
 }
@@ -79,10 +86,8 @@ func TestFollowRunsReadsJournals(t *testing.T) {
 	runs := filepath.Join(dir, "runs")
 	require.NoError(t, os.MkdirAll(runs, 0o700))
 	procs := &model.ProcessesModel{StateDir: dir}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	changed, ch := notifier()
-	model.FollowRuns(ctx, procs, changed)
+	follow(t, procs, changed)
 	journal := filepath.Join(runs, "20260101T090000.000000000Z-aaaaaaaaaaaa.journal")
 	f, err := os.OpenFile(journal, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	require.NoError(t, err)
