@@ -77,6 +77,7 @@ for ((r = 1; r <= rounds; r++)); do
   vals["$hook_name|new"]+="$(metric '^BenchmarkHookExecutable/static-' cpu-ratio "$tmp") "
   rm -f "$tmp"
 done
+# The hook, measured apart above, is printed with the others.
 figures+=("$hook_name||||||lower")
 
 median() { tr ' ' '\n' | grep -v -e '^$' -e '^-$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2); else print "-" }'; }

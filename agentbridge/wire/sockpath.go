@@ -109,12 +109,13 @@ func CurrentPlacement() Placement {
 		UserProfile:   os.Getenv("USERPROFILE"),
 	}
 	if runtime.GOOS != "windows" && runtime.GOOS != "darwin" {
-		// Lstat first: a missing directory (no login manager, as over SSH
-		// or in a container) needs no worded error, and the hook, which
-		// places its socket on every tool call, skips fmt's first use.
+		// Only a yes or no is wanted: a missing directory (no login
+		// manager, as over SSH or in a container) gets no worded error,
+		// and the hook, which places its socket on every tool call, skips
+		// fmt's first use.
 		runUser := filepath.Join("/run/user", strconv.Itoa(uid))
-		if _, err := os.Lstat(runUser); err == nil {
-			pl.RunUserDirOK = CheckPrivateDir(runUser) == nil
+		if fi, err := os.Lstat(runUser); err == nil {
+			pl.RunUserDirOK = checkPrivateInfo(runUser, fi) == nil
 		}
 	}
 	return pl

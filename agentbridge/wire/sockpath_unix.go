@@ -20,6 +20,11 @@ func CheckPrivateDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("check the socket directory: %w", err)
 	}
+	return checkPrivateInfo(dir, fi)
+}
+
+// checkPrivateInfo is CheckPrivateDir's check of dir's Lstat result fi.
+func checkPrivateInfo(dir string, fi os.FileInfo) error {
 	if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
 		return fmt.Errorf("%w: %s is not a directory (a symlink or a file); remove it and start agentgate again", errNotPrivate, dir)
 	}

@@ -28,6 +28,11 @@ func CheckPrivateDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("check the socket directory: %w", err)
 	}
+	return checkPrivateInfo(dir, fi)
+}
+
+// checkPrivateInfo is CheckPrivateDir's check of dir's Stat result fi.
+func checkPrivateInfo(dir string, fi os.FileInfo) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%w: %s is not a directory; remove it and start agentgate again", errNotPrivate, dir)
 	}

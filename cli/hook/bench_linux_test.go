@@ -183,10 +183,11 @@ func envPaths(environ []string) (p prefs.Paths) {
 	return p
 }
 
-// againstHookExecutable returns a settled copy of the agentgate-hook
-// executable $AGENTGATE_HOOK_AGAINST names — another build's, which
-// scripts/bench-against.sh measures with this harness and sandbox — and
-// skips tb when the variable is unset.
+// againstHookExecutable returns a copy of the agentgate-hook executable
+// $AGENTGATE_HOOK_AGAINST names — another build's, which
+// scripts/bench-against.sh measures with this harness and sandbox — written
+// with plain writes, which settles it as `make build` does; it skips tb
+// when the variable is unset.
 func againstHookExecutable(tb testing.TB) string {
 	tb.Helper()
 	src := os.Getenv("AGENTGATE_HOOK_AGAINST")
@@ -201,7 +202,6 @@ func againstHookExecutable(tb testing.TB) string {
 	if err := os.WriteFile(out, data, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	platformtest.SettleExecutable(tb, out)
 	return out
 }
 

@@ -21,9 +21,9 @@ func main() {
 // 32 KiB: otherwise it doubles from 8 KiB deep in the shell parser's
 // recursion, and each doubling copies the stack and rewrites its frames.
 // A larger pad costs more than it saves, since the pad is zeroed and its
-// pages faulted in on every call: 96 KiB (a 128 KiB stack) took the hook
-// from 1.80x to 1.95x hello-world's CPU, no pad at all measured 1.85x
-// (600 alternated runs, 2026-12-02). A deeper parse still grows the stack
+// pages faulted in on every call: with 96 KiB (a 128 KiB stack) the hook
+// took 1.85x hello-world's CPU, with this one 1.81x (1,500 alternated
+// runs, 2026-12-02; BENCHMARKS.md). A deeper parse still grows the stack
 // as it needs.
 //
 //go:noinline

@@ -36,14 +36,13 @@ func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) <-ch
 	var mu sync.Mutex
 	dirty := map[string]bool{}
 	dirtyJournals := map[string]bool{}
-	// updating is held by an update; the end takes it, so that none runs
-	// after the end (ended, guarded by updating).
+	// updating is held by an update, which runs only while ctx lasts; the
+	// end takes it once, so that it waits for an update in flight.
 	var updating sync.Mutex
-	ended := false
 	throttle := NewThrottle(RefreshInterval, func() {
 		updating.Lock()
 		defer updating.Unlock()
-		if ended {
+		if ctx.Err() != nil {
 			return
 		}
 		mu.Lock()
@@ -91,8 +90,9 @@ func FollowRuns(ctx context.Context, procs *ProcessesModel, changed func()) <-ch
 			select {
 			case <-ctx.Done():
 				w.Close()
+				// Wait for an update in flight; any later one sees ctx
+				// ended and does nothing.
 				updating.Lock()
-				ended = true
 				updating.Unlock()
 				return
 			case ev := <-w.Events:
