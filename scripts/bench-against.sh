@@ -40,8 +40,8 @@ figures=(
 )
 
 # The hook is an executable: both builds' agentgate-hook run under this
-# checkout's harness and sandbox (cli/hook BenchmarkHookExecutable, variants
-# static and against), each alternated with the same hello-world program.
+# checkout's harness and sandbox, in one loop with the same hello-world
+# program (cli/hook BenchmarkHookAgainst).
 # The 2026-11-30 harness ran executables as the linker wrote them, which
 # costs page faults the installed ones do not have.
 hook_name="hook CPU vs hello-world (cpu-ratio), one harness"
@@ -71,10 +71,10 @@ for ((r = 1; r <= rounds; r++)); do
   done
   settle
   tmp=$(mktemp)
-  echo "== round $r, both hooks: go test -bench 'HookExecutable/(static|against)' -benchtime 100x ./cli/hook" | tee -a "$out"
-  AGENTGATE_HOOK_AGAINST="$old/agentgate-hook.against" GOWORK=off go test -run '^$' -bench 'HookExecutable/(static|against)' -benchtime 100x -count 1 ./cli/hook 2>&1 | tee -a "$out" >"$tmp" || true
-  vals["$hook_name|old"]+="$(metric '^BenchmarkHookExecutable/against-' cpu-ratio "$tmp") "
-  vals["$hook_name|new"]+="$(metric '^BenchmarkHookExecutable/static-' cpu-ratio "$tmp") "
+  echo "== round $r, both hooks: go test -bench HookAgainst -benchtime 100x ./cli/hook" | tee -a "$out"
+  AGENTGATE_HOOK_AGAINST="$old/agentgate-hook.against" GOWORK=off go test -run '^$' -bench HookAgainst -benchtime 100x -count 1 ./cli/hook 2>&1 | tee -a "$out" >"$tmp" || true
+  vals["$hook_name|old"]+="$(metric '^BenchmarkHookAgainst-' against-cpu-ratio "$tmp") "
+  vals["$hook_name|new"]+="$(metric '^BenchmarkHookAgainst-' this-cpu-ratio "$tmp") "
   rm -f "$tmp"
 done
 # The hook, measured apart above, is printed with the others.
