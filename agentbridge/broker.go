@@ -799,14 +799,18 @@ func (b *Broker) protectedSeenLocked(req *ApprovalRequest) {
 	b.protected[req.ProjectRoot] = left
 }
 
-// releaseSlot frees a run slot and starts the oldest queued run, if any.
+// releaseSlot frees a run slot and starts the oldest queued run, if any,
+// of a session still open. Called with b.mu not held.
 func (b *Broker) releaseSlot() {
 	b.mu.Lock()
 	b.running--
 	for len(b.queue) > 0 && b.running < b.cfg.Settings().MaxConcurrentRuns {
 		next := b.queue[0]
 		b.queue = b.queue[1:]
-		if next.cancelled {
+		if next.cancelled || next.session.closed {
+			// A closed session's queued runs never start: Session.Close,
+			// which collected them, cancels each as queued — even when
+			// cancelling its running run freed this slot first.
 			continue
 		}
 		b.running++
