@@ -163,6 +163,14 @@ func probeCgroupBase(dir string) string {
 type runCgroup struct {
 	// dir is its directory.
 	dir string
+	// events is its cgroup.events, opened with the cgroup (off the run's
+	// path when the cgroup is the spare) and read with pread at offset 0,
+	// which makes the kernel generate the file afresh: populated costs
+	// about 2 µs so instead of the 15–30 µs of a kernfs open, read and
+	// close. nil for a cgroup this host did not make (a warden's, a stale
+	// host's); closed once the cgroup is removed, after which populated
+	// reads by path again.
+	events *os.File
 }
 
 // newRunCgroup returns a fresh, empty cgroup for one run with a descriptor
@@ -187,8 +195,7 @@ func newRunCgroup() (*runCgroup, *os.File, error) {
 		if spareBase == base {
 			return cg, f, nil
 		}
-		f.Close()
-		os.Remove(cg.dir)
+		cg.discard(f)
 	}
 	return makeRunCgroup(base)
 }
@@ -221,8 +228,7 @@ func makeSpareCgroup(base string) {
 		return
 	}
 	if cgroupSpare.cg != nil {
-		f.Close()
-		os.Remove(cg.dir)
+		cg.discard(f)
 		return
 	}
 	cgroupSpare.cg, cgroupSpare.f, cgroupSpare.base = cg, f, base
@@ -242,14 +248,39 @@ func makeRunCgroup(base string) (*runCgroup, *os.File, error) {
 		os.Remove(dir)
 		return nil, nil, fmt.Errorf("opening the run's cgroup %s: %v", dir, err)
 	}
-	return &runCgroup{dir: dir}, f, nil
+	// Without it populated reads by path, as for any other cgroup.
+	events, _ := os.Open(filepath.Join(dir, "cgroup.events"))
+	return &runCgroup{dir: dir, events: events}, f, nil
+}
+
+// discard removes a cgroup no run was started in and closes what this host
+// holds of it (f, its opened directory, included).
+func (c *runCgroup) discard(f *os.File) {
+	f.Close()
+	c.removeNow()
+}
+
+// removeNow removes the cgroup (it must be empty) and closes its events.
+func (c *runCgroup) removeNow() {
+	_ = os.Remove(c.dir)
+	if c.events != nil {
+		c.events.Close()
+	}
 }
 
 // populated reports whether any process is in the cgroup (cgroup.events).
-// A cgroup that cannot be read counts as empty.
+// A cgroup that cannot be read counts as empty. It reads through the held
+// descriptor when there is one, and by path when there is none or reading
+// it failed (closed by a removal racing this call).
 func (c *runCgroup) populated() bool {
 	if c == nil {
 		return false
+	}
+	if c.events != nil {
+		var buf [128]byte // "populated 0\nfrozen 0\n"
+		if n, err := readAfresh(c.events, buf[:]); err == nil {
+			return bytes.Contains(buf[:n], []byte("populated 1"))
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
 	return err == nil && bytes.Contains(b, []byte("populated 1"))
@@ -280,7 +311,7 @@ func (c *runCgroup) end() (found bool) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	_ = os.Remove(c.dir)
+	c.removeNow()
 	return found
 }
 
@@ -306,7 +337,7 @@ func (c *runCgroup) remove() {
 	cgroupRemovals.Add(1)
 	go func() {
 		defer cgroupRemovals.Done()
-		_ = os.Remove(c.dir)
+		c.removeNow()
 	}()
 }
 

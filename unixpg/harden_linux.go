@@ -25,8 +25,15 @@ func hardenSupervisor() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("making the run's supervisor non-dumpable (prctl PR_SET_DUMPABLE): %v", err)
 	}
+	// Held for checkSelf after every run (a pooled supervisor serves
+	// many); where it cannot be opened, checkSelf opens it each time.
+	selfStatus, _ = os.Open("/proc/self/status")
 	return nil
 }
+
+// selfStatus is the supervisor's own /proc/self/status, opened once by
+// hardenSupervisor; nil in a host, or when it could not be opened.
+var selfStatus *os.File
 
 // checkSelf is the supervisor's check of itself after each run: still a
 // subreaper, still non-dumpable, not traced. It returns what is off, or ""
@@ -41,7 +48,10 @@ func checkSelf() string {
 	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
 		return "it became dumpable again"
 	}
-	st, err := readProcStatus(os.Getpid())
+	st, err := readHeldStatus(selfStatus)
+	if selfStatus == nil || err != nil {
+		st, err = readProcStatus(os.Getpid())
+	}
 	if err != nil {
 		return "its /proc status is unreadable: " + err.Error()
 	}
@@ -69,6 +79,32 @@ func readProcStatus(pid int) (procStatus, error) {
 		return procStatus{}, err
 	}
 	return parseProcStatus(b)
+}
+
+// openProcStatus opens /proc/PID/status of a child this host started and
+// has not reaped (so that pid is still that child's), for the host's later
+// looks at it (inspectSupervisor); nil when it cannot be opened. The
+// descriptor stays bound to that process: once it is gone, reads fail,
+// even if its pid was reused.
+func openProcStatus(pid int) *os.File {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// readHeldStatus reads and parses a held /proc/PID/status (readAfresh).
+func readHeldStatus(f *os.File) (procStatus, error) {
+	if f == nil {
+		return procStatus{}, os.ErrInvalid
+	}
+	var buf [4096]byte // about 1.4 KiB; State and TracerPid are in the first lines
+	n, err := readAfresh(f, buf[:])
+	if err != nil {
+		return procStatus{}, err
+	}
+	return parseProcStatus(buf[:n])
 }
 
 // parseProcStatus parses the State and TracerPid lines of a
@@ -102,10 +138,19 @@ func parseProcStatus(b []byte) (procStatus, error) {
 
 // inspectSupervisor is the host's look at a supervisor from outside: it
 // returns why the supervisor cannot be trusted with its run (stopped,
-// stopped under a tracer, traced) or "" when nothing is seen. A supervisor
-// that is gone is not inspected here: its control socket and pidfd say so.
-func inspectSupervisor(pid int) string {
-	st, err := readProcStatus(pid)
+// stopped under a tracer, traced) or "" when nothing is seen. It reads
+// status, the supervisor's /proc/PID/status held open since its start
+// (openProcStatus), or, when status is nil, /proc/PID/status by pid. A
+// supervisor that is gone is not inspected here: its control socket and
+// pidfd say so.
+func inspectSupervisor(pid int, status *os.File) string {
+	var st procStatus
+	var err error
+	if status != nil {
+		st, err = readHeldStatus(status)
+	} else {
+		st, err = readProcStatus(pid)
+	}
 	if err != nil {
 		return ""
 	}

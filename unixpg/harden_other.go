@@ -4,6 +4,7 @@ package unixpg
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 )
 
@@ -32,4 +33,7 @@ func checkSelf() string { return "" }
 // supervisor's state. The ping it sends during runs, the run's host-side
 // deadline and the control socket's end still catch a supervisor that
 // stopped answering or died.
-func inspectSupervisor(int) string { return "" }
+func inspectSupervisor(int, *os.File) string { return "" }
+
+// openProcStatus returns nil: there is no /proc to hold.
+func openProcStatus(int) *os.File { return nil }

@@ -260,7 +260,7 @@ func (p *Process) finish(msg statusMsg, ok bool) {
 	}
 	off := msg.End.Off
 	if off == "" {
-		off = inspectSupervisor(p.sc.proc.Pid)
+		off = inspectSupervisor(p.sc.proc.Pid, p.sc.status)
 	} else {
 		off = "its supervisor found after the run that " + off
 	}

@@ -59,6 +59,11 @@ func currentLimits() poolLimits {
 type supervisorConn struct {
 	// proc is the supervisor process; the reader goroutine waits for it.
 	proc *os.Process
+	// status is its /proc/PID/status, opened at its start and closed once
+	// it was reaped, for the host's looks at it (inspectSupervisor): a
+	// pread instead of an open by pid, which also cannot reach another
+	// process that reused the pid. nil where there is no /proc.
+	status *os.File
 	// ctrl is the host's end of the control socket (close-on-exec,
 	// non-blocking, so Close interrupts the reader).
 	ctrl *os.File
@@ -95,7 +100,7 @@ type supervisorConn struct {
 // control socket's host end is ctrl, and starts its reader and the
 // goroutine that waits for its exit.
 func newSupervisorConn(proc *os.Process, ctrl *os.File) *supervisorConn {
-	sc := &supervisorConn{proc: proc, ctrl: ctrl, msgs: make(chan statusMsg, 4), exited: make(chan struct{})}
+	sc := &supervisorConn{proc: proc, status: openProcStatus(proc.Pid), ctrl: ctrl, msgs: make(chan statusMsg, 4), exited: make(chan struct{})}
 	sc.lastAnswer.Store(time.Now().UnixNano())
 	go sc.read()
 	go sc.waitExit()
@@ -200,6 +205,9 @@ func (sc *supervisorConn) waitExit() {
 		sc.exitHow = err.Error()
 	} else {
 		sc.exitHow = state.String()
+	}
+	if sc.status != nil {
+		sc.status.Close()
 	}
 	close(sc.exited)
 	time.AfterFunc(readerStopBound, func() {

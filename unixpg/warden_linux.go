@@ -459,7 +459,7 @@ func inspectWarden() {
 	if w == nil {
 		return
 	}
-	if inspectSupervisor(w.proc.Pid) != "" {
+	if inspectSupervisor(w.proc.Pid, nil) != "" {
 		w.retire()
 		_, _ = currentWarden(w.base)
 	}

@@ -116,7 +116,7 @@ func (p *Process) check(now time.Time) {
 	case !p.hostDeadline.IsZero() && now.After(p.hostDeadline):
 		why, deadline = "its deadline passed and its supervisor had not ended it", true
 	default:
-		why = inspectSupervisor(p.sc.proc.Pid)
+		why = inspectSupervisor(p.sc.proc.Pid, p.sc.status)
 	}
 	if why == "" {
 		if silent := now.Sub(time.Unix(0, p.sc.lastAnswer.Load())); silent > currentLimits().answerBound {
