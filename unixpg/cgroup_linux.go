@@ -260,9 +260,10 @@ func (c *runCgroup) discard(f *os.File) {
 	c.removeNow()
 }
 
-// removeNow removes the cgroup (it must be empty) and closes its events.
+// removeNow removes the cgroup (it must be empty: one rmdir, where
+// os.Remove would try an unlink first) and closes its events.
 func (c *runCgroup) removeNow() {
-	_ = os.Remove(c.dir)
+	_ = unix.Rmdir(c.dir)
 	if c.events != nil {
 		c.events.Close()
 	}
