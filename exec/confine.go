@@ -547,9 +547,15 @@ func protectedInProject(root string, gitDirs []string) []string {
 // worktree or submodule), the git directory it names and its common
 // directory, when they lie outside the project; nil otherwise.
 func gitDirsOutside(root string) []string {
-	b, err := os.ReadFile(filepath.Join(root, ".git"))
-	if err != nil {
+	// One stat tells the usual case, a directory, where reading would
+	// cost an open, a stat, a failed read and a close on every run.
+	dotGit := filepath.Join(root, ".git")
+	if fi, err := os.Stat(dotGit); err != nil || !fi.Mode().IsRegular() {
 		return nil // a directory (or no repository): inside the project
+	}
+	b, err := os.ReadFile(dotGit)
+	if err != nil {
+		return nil
 	}
 	rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
 	if !ok {

@@ -1,0 +1,59 @@
+package exec
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGitDirsOutside: a project whose .git is a file (a worktree or a
+// submodule) names git directories that its run must not write, when they
+// lie outside the project; a .git directory, no .git, or a gitdir inside the
+// project name none.
+func TestGitDirsOutside(t *testing.T) {
+	outside := t.TempDir()
+	common := filepath.Join(outside, "repo.git")
+	worktreeDir := filepath.Join(common, "worktrees", "w")
+	require.NoError(t, os.MkdirAll(worktreeDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(worktreeDir, "commondir"), []byte("../..\n"), 0o644))
+	plainDir := filepath.Join(outside, "plain.git")
+	require.NoError(t, os.MkdirAll(plainDir, 0o755))
+
+	for _, tc := range []struct {
+		name  string
+		setup func(root string)
+		want  []string
+	}{
+		{"no repository", func(string) {}, nil},
+		{".git is a directory", func(root string) { require.NoError(t, os.Mkdir(filepath.Join(root, ".git"), 0o755)) }, nil},
+		{"a gitdir outside, no commondir", func(root string) {
+			require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+plainDir+"\n"), 0o644))
+		}, []string{plainDir}},
+		{"a worktree: its gitdir and the common directory", func(root string) {
+			require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+worktreeDir+"\n"), 0o644))
+		}, []string{worktreeDir, common}},
+		{"a relative gitdir inside the project", func(root string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "modules", "m"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: modules/m\n"), 0o644))
+		}, nil},
+		{"not a gitdir line", func(root string) {
+			require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("something else\n"), 0o644))
+		}, nil},
+		{".git a symlink to a gitdir file", func(root string) {
+			link := filepath.Join(outside, "dotgit-"+filepath.Base(root))
+			require.NoError(t, os.WriteFile(link, []byte("gitdir: "+plainDir+"\n"), 0o644))
+			if err := os.Symlink(link, filepath.Join(root, ".git")); err != nil {
+				t.Skip("no symlinks here:", err)
+			}
+		}, []string{plainDir}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			tc.setup(root)
+			assert.Equal(t, tc.want, gitDirsOutside(root))
+		})
+	}
+}
