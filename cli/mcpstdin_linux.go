@@ -6,23 +6,60 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// mcpStdin returns what `agentgate mcp` reads its requests from. When stdin
-// is a pipe (how MCP clients start servers), it is a second open file
-// description of that pipe in non-blocking mode (reopenPollable), served by
-// the Go runtime's poller: a read waiting for the next request then parks
-// its goroutine instead of a thread, so the goroutines that take the request
-// to the tool handler run at once on the freed processor instead of waiting
-// to be stolen by another thread. That is about 60 µs of every call's
-// latency on a 2-core machine. Anything else (a terminal, a socket, a file),
-// or a failure to reopen, gives os.Stdin itself. Either way fd 0's own flags
-// are left alone, so a process sharing it sees no change.
+// mcpStdin returns what `agentgate mcp` reads its requests from, served by
+// the Go runtime's poller where it can be: a read waiting for the next
+// request then parks its goroutine instead of a thread, so the goroutines
+// that take the request to the tool handler run at once on the freed
+// processor instead of waiting to be stolen by another thread. That is
+// about 60 µs of every call's latency on a 2-core machine.
+//
+//   - A pipe (Rust and Go clients, a shell) is opened a second time in
+//     non-blocking mode (reopenPollable): fd 0's open file description is
+//     left alone, so a process sharing it sees no change.
+//   - A Unix socket (every Node.js client: libuv hands a child its stdio as
+//     socketpairs; Claude Code and Gemini CLI among them) cannot be opened
+//     again, so a duplicate of fd 0 is made non-blocking (pollableSocket).
+//     That flag lives on the open file description fd 0 shares; the other
+//     end, the client's, is a description of its own, and nothing this
+//     process starts inherits fd 0 (the app it may start gets /dev/null).
+//   - Anything else (a terminal, a file), or a failure, gives os.Stdin.
 func mcpStdin() *os.File {
 	if f, err := reopenPollable(syscall.Stdin); err == nil {
 		return f
 	}
+	if f, err := pollableSocket(syscall.Stdin); err == nil {
+		return f
+	}
 	return os.Stdin
+}
+
+// pollableSocket returns a duplicate of fd, which must be a socket, in
+// non-blocking mode as an *os.File the runtime poller serves (reads honour
+// deadlines, Close unblocks a waiting read). The non-blocking flag is set
+// on the open file description fd and the duplicate share. fd stays open.
+func pollableSocket(fd int) (*os.File, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+		return nil, fmt.Errorf("fd %d is not a socket", fd)
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return nil, err
+	}
+	// A descriptor already non-blocking is what makes NewFile hand it to
+	// the poller.
+	return os.NewFile(uintptr(dup), "/dev/stdin"), nil
 }
 
 // reopenPollable opens the pipe behind fd again through /proc/self/fd, with

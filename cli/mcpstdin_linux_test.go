@@ -88,3 +88,55 @@ func fcntlGetFlags(fd int) (int, error) {
 	}
 	return int(flags), nil
 }
+
+// TestPollableSocketReadsTheSocket: the stdin a Node.js client passes is one
+// end of a socketpair; its poller-served duplicate reads what the client
+// writes, takes a deadline, and reads end of file once the client closes.
+func TestPollableSocketReadsTheSocket(t *testing.T) {
+	p, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	ours, client := p[0], p[1]
+	t.Cleanup(func() { syscall.Close(ours); syscall.Close(client) })
+	f, err := pollableSocket(ours)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, f.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err = syscall.Write(client, []byte("{\"jsonrpc\":\"2.0\"}\n"))
+	require.NoError(t, err)
+	buf := make([]byte, 64)
+	n, err := f.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "{\"jsonrpc\":\"2.0\"}\n", string(buf[:n]))
+	syscall.Close(client)
+	_, err = f.Read(buf)
+	assert.Equal(t, io.EOF, err, "the client's close must read as end of file")
+}
+
+func TestPollableSocketCloseUnblocksARead(t *testing.T) {
+	p, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Close(p[0]); syscall.Close(p[1]) })
+	f, err := pollableSocket(p[0])
+	require.NoError(t, err)
+	read := make(chan error, 1)
+	go func() {
+		_, err := f.Read(make([]byte, 8))
+		read <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the read start waiting; correct either way
+	require.NoError(t, f.Close())
+	select {
+	case err := <-read:
+		assert.True(t, errors.Is(err, os.ErrClosed), "read after close: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not unblock the read")
+	}
+}
+
+func TestPollableSocketRefusesWhatIsNotASocket(t *testing.T) {
+	r, _ := rawPipe(t)
+	_, err := pollableSocket(r)
+	assert.ErrorContains(t, err, "not a socket")
+	_, err = pollableSocket(-1)
+	assert.Error(t, err)
+}
