@@ -42,12 +42,8 @@ func mcpStdin() *os.File {
 // deadlines, Close unblocks a waiting read). The non-blocking flag is set
 // on the open file description fd and the duplicate share. fd stays open.
 func pollableSocket(fd int) (*os.File, error) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := requireType(fd, syscall.S_IFSOCK, "a socket"); err != nil {
 		return nil, err
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return nil, fmt.Errorf("fd %d is not a socket", fd)
 	}
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
 	if err != nil {
@@ -68,12 +64,21 @@ func pollableSocket(fd int) (*os.File, error) {
 // unblocks a waiting read). It fails for anything that is not a pipe, and
 // when /proc is not mounted; fd itself is not changed and stays open.
 func reopenPollable(fd int) (*os.File, error) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := requireType(fd, syscall.S_IFIFO, "a pipe"); err != nil {
 		return nil, err
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		return nil, fmt.Errorf("fd %d is not a pipe", fd)
-	}
 	return os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", fd), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// requireType fails unless fd is open on a file of type typ (S_IFIFO,
+// S_IFSOCK, …), named what in the error.
+func requireType(fd int, typ uint32, what string) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&syscall.S_IFMT != typ {
+		return fmt.Errorf("fd %d is not %s", fd, what)
+	}
+	return nil
 }

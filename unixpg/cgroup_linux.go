@@ -166,7 +166,7 @@ type runCgroup struct {
 	// events is its cgroup.events, opened with the cgroup (off the run's
 	// path when the cgroup is the spare) and read with pread at offset 0,
 	// which makes the kernel generate the file afresh: populated costs
-	// about 2 µs so instead of the 15–30 µs of a kernfs open, read and
+	// about 2 µs instead of the 15–30 µs of a kernfs open, read and
 	// close. nil for a cgroup this host did not make (a warden's, a stale
 	// host's); closed once the cgroup is removed, after which populated
 	// reads by path again.
