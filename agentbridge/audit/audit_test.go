@@ -207,6 +207,50 @@ func TestMalformedLineReportedAndSkipped(t *testing.T) {
 	}
 }
 
+// TestEntryBeingAppendedIsNotUnreadable: a reader that comes while an entry
+// is being appended sees the active file end in part of a line; that part
+// is not yielded (no error either) until its newline is written, and a
+// torn line that a later entry ended is reported.
+func TestEntryBeingAppendedIsNotUnreadable(t *testing.T) {
+	l, path := openTest(t, Options{})
+	l.Append(Entry{Kind: KindProposal, RunID: "a"})
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(`{"kind":"proposal","run_id":"b"`); err != nil { // no newline yet
+		t.Fatal(err)
+	}
+	read := func() (ids []string, lineErrs int) {
+		for e, err := range Entries(path, OldestFirst) {
+			if err != nil {
+				lineErrs++
+				continue
+			}
+			ids = append(ids, e.RunID)
+		}
+		return ids, lineErrs
+	}
+	if ids, lineErrs := read(); strings.Join(ids, ",") != "a" || lineErrs != 0 {
+		t.Fatalf("with an entry half appended: ids %v, line errors %d; want a and none", ids, lineErrs)
+	}
+	if _, err := f.WriteString("}\n"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, lineErrs := read(); strings.Join(ids, ",") != "a,b" || lineErrs != 0 {
+		t.Fatalf("once its newline is written: ids %v, line errors %d; want a,b and none", ids, lineErrs)
+	}
+	// A torn write (a crash mid-entry) ended by the next entry.
+	if _, err := f.WriteString(`{"kind":"prop`); err != nil {
+		t.Fatal(err)
+	}
+	l.Append(Entry{Kind: KindProposal, RunID: "c"})
+	if ids, lineErrs := read(); strings.Join(ids, ",") != "a,b" || lineErrs != 1 {
+		t.Fatalf("after a torn write and an entry: ids %v, line errors %d; want a,b and one", ids, lineErrs)
+	}
+}
+
 func TestPastCommands(t *testing.T) {
 	l, path := openTest(t, Options{})
 	l.Append(Entry{Kind: KindProposal, Argv: []string{"go", "test"}, Provider: "p", ProjectRoot: "/proj"})

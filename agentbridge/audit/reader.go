@@ -119,8 +119,10 @@ func openLogFile(name string) (*logReader, error) {
 
 // Entries yields the entries of the audit log at path (the active file and
 // its rotated predecessors, compressed or not) in the given order. A line that does not decode
-// yields a zero Entry with a *LineError and iteration continues; a file that
-// cannot be read yields its error and iteration stops. Each file is read
+// yields a zero Entry with a *LineError and iteration continues; the active
+// file's last line is yielded once its newline is written (an entry being
+// appended is not an unreadable one); a file that cannot be read yields its
+// error and iteration stops. Each file is read
 // whole when its turn comes, so memory is bounded by the rotation size. A
 // rotation that happens while iterating may make an entry appear twice or
 // not at all.
@@ -146,6 +148,13 @@ func Entries(path string, order Order) iter.Seq2[Entry, error] {
 				return
 			}
 			lines := bytes.Split(data, []byte{'\n'})
+			if file == path {
+				// The active file's last line without its newline is an
+				// entry still being appended (as Follow, deliver a line
+				// once its newline is written); a torn write after a crash
+				// is reported once the next entry ends it.
+				lines = lines[:len(lines)-1]
+			}
 			for k := range lines {
 				i := k
 				if order == NewestFirst {
