@@ -550,7 +550,7 @@ func gitDirsOutside(root string) []string {
 	// One stat tells the usual case, a directory, where reading would
 	// cost an open, a stat, a failed read and a close on every run.
 	dotGit := filepath.Join(root, ".git")
-	if fi, err := os.Stat(dotGit); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(dotGit); err != nil || fi.IsDir() {
 		return nil // a directory (or no repository): inside the project
 	}
 	b, err := os.ReadFile(dotGit)
