@@ -26,7 +26,7 @@ func hardenSupervisor() error {
 		return fmt.Errorf("making the run's supervisor non-dumpable (prctl PR_SET_DUMPABLE): %v", err)
 	}
 	// Held for checkSelf after every run (a pooled supervisor serves
-	// many); where it cannot be opened, checkSelf opens it each time.
+	// many); where it cannot be opened, checkSelf reads it by pid.
 	selfStatus, _ = os.Open("/proc/self/status")
 	return nil
 }
@@ -48,10 +48,7 @@ func checkSelf() string {
 	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
 		return "it became dumpable again"
 	}
-	st, err := readHeldStatus(selfStatus)
-	if selfStatus == nil || err != nil {
-		st, err = readProcStatus(os.Getpid())
-	}
+	st, err := readStatusOf(os.Getpid(), selfStatus)
 	if err != nil {
 		return "its /proc status is unreadable: " + err.Error()
 	}
@@ -94,11 +91,17 @@ func openProcStatus(pid int) *os.File {
 	return f
 }
 
+// readStatusOf reads the status of process pid through held, its
+// /proc/PID/status held open, or by pid when held is nil.
+func readStatusOf(pid int, held *os.File) (procStatus, error) {
+	if held == nil {
+		return readProcStatus(pid)
+	}
+	return readHeldStatus(held)
+}
+
 // readHeldStatus reads and parses a held /proc/PID/status (readAfresh).
 func readHeldStatus(f *os.File) (procStatus, error) {
-	if f == nil {
-		return procStatus{}, os.ErrInvalid
-	}
 	var buf [4096]byte // about 1.4 KiB; State and TracerPid are in the first lines
 	n, err := readAfresh(f, buf[:])
 	if err != nil {
@@ -144,13 +147,7 @@ func parseProcStatus(b []byte) (procStatus, error) {
 // supervisor that is gone is not inspected here: its control socket and
 // pidfd say so.
 func inspectSupervisor(pid int, status *os.File) string {
-	var st procStatus
-	var err error
-	if status != nil {
-		st, err = readHeldStatus(status)
-	} else {
-		st, err = readProcStatus(pid)
-	}
+	st, err := readStatusOf(pid, status)
 	if err != nil {
 		return ""
 	}
