@@ -78,10 +78,27 @@ func newRetained(path string, memTail int, spillCap int64) *retained {
 // nil at EOF and at a read deadline (the bounded drain after the process
 // tree ended) and the read error otherwise; either way the stream is
 // finished when it returns.
+//
+// Once the stream has spilled (it outgrew the in-memory tail) and where the
+// platform allows, the rest moves from the pipe into the spill file in the
+// kernel (spliceToFile), one copy instead of two; the tail then stays
+// empty. A write that wraps the ring first moves fileStart past the bytes
+// it may overwrite, as spillLocked does; when it moves fewer, up to that
+// many of the oldest retained bytes read as dropped until the stream ends.
 func (s *retained) pump(src io.Reader) error {
 	var readErr error
+	canSplice, spliced := spliceChunk > 0, false
 	for {
 		s.mu.Lock()
+		if canSplice && s.file != nil && s.err == nil && len(s.tail) == 0 {
+			done, err := s.spliceLocked(src, &canSplice)
+			spliced = spliced || canSplice
+			if done {
+				readErr = err
+				break
+			}
+			continue
+		}
 		if len(s.tail) == cap(s.tail) {
 			s.makeRoomLocked()
 		}
@@ -95,14 +112,68 @@ func (s *retained) pump(src io.Reader) error {
 			s.mu.Unlock()
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, os.ErrClosed) {
-				readErr = err
-			}
+			readErr = endOfStream(err)
 			break
 		}
 	}
+	if spliced {
+		s.mu.Lock()
+		if s.err == nil && len(s.tail) == 0 {
+			// Nothing is written any more: the ring holds exactly the newest
+			// spillCap bytes, whatever a short splice reserved.
+			s.fileStart = max(0, s.total-s.spillCap)
+		}
+		s.mu.Unlock()
+	}
 	s.finish()
 	return readErr
+}
+
+// endOfStream returns nil for the errors that end a stream normally (end of
+// file, the drain's read deadline, the pipe closed) and err otherwise.
+func endOfStream(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// spliceLocked moves the next bytes from src into the spill file's ring
+// with spliceToFile, at most to the ring's end. Called with mu held; it
+// returns with mu released. done reports that the stream ended (end of
+// file, or err, a read error); canSplice is cleared, with nothing moved,
+// when splice cannot serve the stream. A write error is kept in s.err like
+// spillLocked's, and the stream goes on counting through Read.
+func (s *retained) spliceLocked(src io.Reader, canSplice *bool) (done bool, err error) {
+	pos := s.total % s.spillCap
+	n := min(int64(spliceChunk), s.spillCap-pos)
+	before := s.fileStart
+	s.fileStart = max(s.fileStart, s.total+n-s.spillCap)
+	f := s.file
+	s.mu.Unlock()
+	moved, ok, err := spliceToFile(src, f, pos, int(n))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok {
+		s.fileStart = before // nothing was written
+		*canSplice = false
+		return false, nil
+	}
+	s.total += int64(moved)
+	s.memStart = s.total
+	switch {
+	case err == nil:
+		return moved == 0, nil
+	case endOfStream(err) == nil:
+		return true, nil
+	default:
+		// splice reports the pipe's errors and the file's alike; keep it as
+		// the file's, as a write error: reading on through Read meets a
+		// read error again and ends the stream with it.
+		s.err = fmt.Errorf("writing output spill file %s: %w", f.Name(), err)
+		s.fileStart = s.memStart
+		return false, nil
+	}
 }
 
 // makeRoomLocked grows the tail up to memTail, or spills it to the file and

@@ -67,72 +67,111 @@ func TestRetainedWindow(t *testing.T) {
 		{"cap smaller than tail", 512, 100, 5000, 333},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			data := patternBytes(tc.size)
-			s := newRetained(filepath.Join(t.TempDir(), "out"), tc.memTail, tc.spillCap)
-			require.NoError(t, s.pump(chunkedReader{bytes.NewReader(data), tc.chunk}))
-			// At most inlineOutputMax bytes that never spilled stay in
-			// memory and go into the record, with no spill file.
-			inline := tc.size > 0 && tc.size <= inlineOutputMax && tc.size <= tc.memTail
-			total, dropped, done := s.stats()
-			assert.Equal(t, int64(tc.size), total)
-			assert.True(t, done)
-			oldest := max(0, int64(tc.size)-tc.spillCap)
-			assert.Equal(t, oldest > 0, dropped)
+		for _, source := range pumpSources {
+			t.Run(tc.name+"/"+source.name, func(t *testing.T) {
+				data := patternBytes(tc.size)
+				testRetainedWindow(t, tc.memTail, tc.spillCap, data, source.open(t, data, tc.chunk))
+			})
+		}
+	}
+}
 
-			// Finished, then settled (everything in the file): reads agree.
-			for _, settled := range []bool{false, true} {
-				if settled {
-					s.settle()
-					s.mu.Lock()
-					if inline {
-						assert.True(t, bytes.Equal(data, s.tail), "a small settled stream keeps its bytes for the record")
-					} else {
-						assert.Nil(t, s.tail, "a settled stream holds no buffer")
-					}
-					assert.Nil(t, s.file, "a settled stream holds no descriptor")
-					s.mu.Unlock()
-				}
-				// From 0: data from the oldest retained byte, Dropped iff any gone.
-				got, gotDropped := readAll(t, s, 0, 97)
-				assert.Equal(t, oldest > 0, gotDropped)
-				assert.True(t, bytes.Equal(data[oldest:], got), "read from 0 (settled %v)", settled)
+// pumpSources are the kinds of stream a retained is pumped from: a plain
+// reader, and an OS pipe as a run's output comes, which on Linux is moved
+// into the spill file with splice once the stream spills.
+var pumpSources = []struct {
+	name string
+	open func(t *testing.T, data []byte, chunk int) io.Reader
+}{
+	{"reader", func(_ *testing.T, data []byte, chunk int) io.Reader {
+		return chunkedReader{bytes.NewReader(data), chunk}
+	}},
+	{"os pipe", osPipeOf},
+}
 
-				// From the middle of the retained window.
-				mid := oldest + (int64(tc.size)-oldest)/2
-				got, gotDropped = readAll(t, s, mid, 50)
-				assert.False(t, gotDropped)
-				assert.True(t, bytes.Equal(data[mid:], got), "read from the middle (settled %v)", settled)
-
-				// Past the end.
-				c, err := s.read(int64(tc.size)+10, 10)
-				require.NoError(t, err)
-				assert.Empty(t, c.Data)
-				assert.True(t, c.EOF)
+// osPipeOf returns the read end of an output pipe (newOutputPipe) that a
+// goroutine fills with data, chunk bytes per write, and then closes.
+func osPipeOf(t *testing.T, data []byte, chunk int) io.Reader {
+	r, w, err := newOutputPipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	go func() {
+		defer w.Close()
+		for off := 0; off < len(data); off += chunk {
+			if _, err := w.Write(data[off:min(off+chunk, len(data))]); err != nil {
+				return
 			}
+		}
+	}()
+	return r
+}
 
-			// The record's copy or the spill-file reader used for other
-			// hosts' records agrees.
-			_, err := os.Stat(s.path)
+// testRetainedWindow pumps data from src into a retained stream and checks
+// what every reader of it gets.
+func testRetainedWindow(t *testing.T, memTail int, spillCap int64, data []byte, src io.Reader) {
+	size := len(data)
+	s := newRetained(filepath.Join(t.TempDir(), "out"), memTail, spillCap)
+	require.NoError(t, s.pump(src))
+	// At most inlineOutputMax bytes that never spilled stay in
+	// memory and go into the record, with no spill file.
+	inline := size > 0 && size <= inlineOutputMax && size <= memTail
+	total, dropped, done := s.stats()
+	assert.Equal(t, int64(size), total)
+	assert.True(t, done)
+	oldest := max(0, int64(size)-spillCap)
+	assert.Equal(t, oldest > 0, dropped)
+
+	// Finished, then settled (everything in the file): reads agree.
+	for _, settled := range []bool{false, true} {
+		if settled {
+			s.settle()
+			s.mu.Lock()
 			if inline {
-				assert.True(t, bytes.Equal(data, s.inlined()), "the record carries a small stream")
-				assert.ErrorIs(t, err, os.ErrNotExist, "a small stream makes no spill file")
-				rec := Record{State: StateExited, StdoutBytes: int64(tc.size), StdoutInline: s.inlined(), SpillCap: tc.spillCap}
-				for _, from := range []int64{0, int64(tc.size) / 3} {
-					c, err := ReadRecorded(rec, Stdout, from, 97)
-					require.NoError(t, err)
-					assert.Equal(t, data[from:min(int64(tc.size), from+97)], c.Data)
-					assert.Equal(t, from+97 >= int64(tc.size), c.EOF)
-				}
-			} else if tc.size > 0 {
-				assert.Nil(t, s.inlined())
-				c, err := readFinished(s.path, tc.spillCap, int64(tc.size), 0, tc.size)
-				require.NoError(t, err)
-				assert.True(t, bytes.Equal(data[oldest:], c.Data))
-				assert.Equal(t, oldest > 0, c.Dropped)
-				assert.True(t, c.EOF)
+				assert.True(t, bytes.Equal(data, s.tail), "a small settled stream keeps its bytes for the record")
+			} else {
+				assert.Nil(t, s.tail, "a settled stream holds no buffer")
 			}
-		})
+			assert.Nil(t, s.file, "a settled stream holds no descriptor")
+			s.mu.Unlock()
+		}
+		// From 0: data from the oldest retained byte, Dropped iff any gone.
+		got, gotDropped := readAll(t, s, 0, 97)
+		assert.Equal(t, oldest > 0, gotDropped)
+		assert.True(t, bytes.Equal(data[oldest:], got), "read from 0 (settled %v)", settled)
+
+		// From the middle of the retained window.
+		mid := oldest + (int64(size)-oldest)/2
+		got, gotDropped = readAll(t, s, mid, 50)
+		assert.False(t, gotDropped)
+		assert.True(t, bytes.Equal(data[mid:], got), "read from the middle (settled %v)", settled)
+
+		// Past the end.
+		c, err := s.read(int64(size)+10, 10)
+		require.NoError(t, err)
+		assert.Empty(t, c.Data)
+		assert.True(t, c.EOF)
+	}
+
+	// The record's copy or the spill-file reader used for other
+	// hosts' records agrees.
+	_, err := os.Stat(s.path)
+	if inline {
+		assert.True(t, bytes.Equal(data, s.inlined()), "the record carries a small stream")
+		assert.ErrorIs(t, err, os.ErrNotExist, "a small stream makes no spill file")
+		rec := Record{State: StateExited, StdoutBytes: int64(size), StdoutInline: s.inlined(), SpillCap: spillCap}
+		for _, from := range []int64{0, int64(size) / 3} {
+			c, err := ReadRecorded(rec, Stdout, from, 97)
+			require.NoError(t, err)
+			assert.Equal(t, data[from:min(int64(size), from+97)], c.Data)
+			assert.Equal(t, from+97 >= int64(size), c.EOF)
+		}
+	} else if size > 0 {
+		assert.Nil(t, s.inlined())
+		c, err := readFinished(s.path, spillCap, int64(size), 0, size)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(data[oldest:], c.Data))
+		assert.Equal(t, oldest > 0, c.Dropped)
+		assert.True(t, c.EOF)
 	}
 }
 
@@ -142,17 +181,34 @@ func TestRetainedNegativeCursor(t *testing.T) {
 	assert.ErrorContains(t, err, "negative")
 }
 
+// TestRetainedConcurrentReaders reads a stream that wraps its ring while it
+// is written, from four readers, through an in-process pipe and through an
+// OS pipe (on Linux moved into the ring by splice): no reader sees a gap
+// without Dropped, or a byte that is not the stream's.
 func TestRetainedConcurrentReaders(t *testing.T) {
 	data := patternBytes(3 << 20)
+	sources := map[string]func() io.Reader{
+		"io pipe": func() io.Reader {
+			pr, pw := io.Pipe()
+			go func() {
+				for off := 0; off < len(data); off += 7000 {
+					pw.Write(data[off:min(off+7000, len(data))])
+				}
+				pw.Close()
+			}()
+			return pr
+		},
+		"os pipe": func() io.Reader { return osPipeOf(t, data, 7000) },
+	}
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) { testConcurrentReaders(t, data, open()) })
+	}
+}
+
+// testConcurrentReaders pumps data from src while four readers follow it.
+func testConcurrentReaders(t *testing.T, data []byte, src io.Reader) {
 	const spillCap = 1 << 20
 	s := newRetained(filepath.Join(t.TempDir(), "out"), 16<<10, spillCap)
-	pr, pw := io.Pipe()
-	go func() {
-		for off := 0; off < len(data); off += 7000 {
-			pw.Write(data[off:min(off+7000, len(data))])
-		}
-		pw.Close()
-	}()
 	var wg sync.WaitGroup
 	for reader := range 4 {
 		wg.Add(1)
@@ -179,6 +235,6 @@ func TestRetainedConcurrentReaders(t *testing.T) {
 			}
 		}()
 	}
-	require.NoError(t, s.pump(pr))
+	require.NoError(t, s.pump(src))
 	wg.Wait()
 }

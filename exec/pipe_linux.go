@@ -3,7 +3,9 @@
 package exec
 
 import (
+	"io"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,4 +45,60 @@ func newOutputPipe() (r, w *os.File, err error) {
 		return nil, nil, os.NewSyscallError("setnonblock", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
+// spliceChunk is the most one splice moves from a stream's pipe into its
+// spill file: the pipe's capacity.
+const spliceChunk = pipeSize
+
+// spliceToFile moves up to n bytes from the pipe src into dst at offset
+// off with splice(2), in the kernel: the bytes are copied once, from the
+// pipe's pages into the file's, instead of into the host's memory and out
+// again. It waits for data through src's poller, so src's read deadline and
+// Close apply as they do to Read. It returns the bytes moved (0 with a nil
+// error at end of file), and ok false when splice cannot serve this pair
+// (a file system without splice support, or src not a pipe): nothing was
+// moved then, and the caller reads and writes instead.
+func spliceToFile(src io.Reader, dst *os.File, off int64, n int) (moved int, ok bool, err error) {
+	sc, isConn := src.(syscall.Conn)
+	if !isConn {
+		return 0, false, nil
+	}
+	in, err := sc.SyscallConn()
+	if err != nil {
+		return 0, false, nil
+	}
+	out, err := dst.SyscallConn()
+	if err != nil {
+		return 0, false, nil
+	}
+	ok = true
+	var spliceErr error
+	ctlErr := out.Control(func(outFD uintptr) {
+		readErr := in.Read(func(inFD uintptr) bool {
+			for {
+				got, e := unix.Splice(int(inFD), nil, int(outFD), &off, n, unix.SPLICE_F_NONBLOCK|unix.SPLICE_F_MOVE)
+				switch e {
+				case unix.EINTR:
+					continue
+				case unix.EAGAIN:
+					return false // wait for data through the poller
+				case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
+					ok = false
+				case nil:
+					moved = int(got)
+				default:
+					spliceErr = os.NewSyscallError("splice", e)
+				}
+				return true
+			}
+		})
+		if readErr != nil && spliceErr == nil {
+			spliceErr = readErr
+		}
+	})
+	if ctlErr != nil {
+		return 0, false, nil
+	}
+	return moved, ok, spliceErr
 }
