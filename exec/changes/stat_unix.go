@@ -87,17 +87,23 @@ func fromStat(st *unix.Stat_t) entry {
 }
 
 // hashEntry fills e's hash from the file or symlink at abs when it is still
-// the entry e describes (every stat field the same) and a file no larger
-// than max; it leaves e unhashed otherwise (unreadable, replaced, changed,
-// too large).
+// the entry e describes (every stat field the same, before and after the
+// read) and a file no larger than max; it leaves e unhashed otherwise
+// (unreadable, replaced, changed, too large).
 func hashEntry(abs string, e *entry, max int64) {
 	e.hashed = false
 	switch {
 	case e.mode&fs.ModeSymlink != 0:
 		target, err := os.Readlink(abs)
-		if err == nil {
-			e.hash, e.hashed = sha256.Sum256([]byte(target)), true
+		if err != nil {
+			return
 		}
+		// The link read must be the one the stat describes (a link
+		// replaced by another has a new inode and change time).
+		if now, err := lstatEntry(abs); err != nil || !now.sameStat(e) {
+			return
+		}
+		e.hash, e.hashed = sha256.Sum256([]byte(target)), true
 	case e.mode.IsRegular() && e.size <= max:
 		// O_NONBLOCK: should the name have become a FIFO, opening it must
 		// not wait for a writer; O_NOFOLLOW: never through a symlink.
@@ -118,6 +124,16 @@ func hashEntry(abs string, e *entry, max int64) {
 		h := sha256.New()
 		n, err := io.Copy(h, io.LimitReader(f, max+1))
 		if err != nil || n > max {
+			return
+		}
+		// And it must still be after the read: a rewrite during it (a run
+		// writing a file the first walk left for hashInBackground) would
+		// otherwise give the old stat the new content's hash, and the
+		// change would compare equal.
+		if unix.Fstat(int(f.Fd()), &st) != nil {
+			return
+		}
+		if now := fromStat(&st); !now.sameStat(e) {
 			return
 		}
 		copy(e.hash[:], h.Sum(nil))
