@@ -409,3 +409,12 @@ func TestAwkDanger(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogFitsItsSize: the catalog is allocated for catalogSize names
+// so that filling it at start never grows the map; a catalog that outgrew
+// it still works but costs every hook call the growth.
+func TestCatalogFitsItsSize(t *testing.T) {
+	if len(catalog) > catalogSize {
+		t.Errorf("the catalog holds %d names, more than catalogSize (%d): raise catalogSize", len(catalog), catalogSize)
+	}
+}

@@ -64,7 +64,12 @@ type wrapper struct {
 // built (and its option tables indexed) the first time it is looked up,
 // once, shared by its names — the hook, a process per tool call, builds
 // just the program it decides.
-var catalog = map[string]func() *program{}
+var catalog = make(map[string]func() *program, catalogSize)
+
+// catalogSize is room for every name registered (157 today): the map is
+// allocated once instead of growing, which is most of what filling it
+// costs a short-lived process such as the hook.
+const catalogSize = 192
 
 // register adds the entry build returns under each space-separated name.
 func register(names string, build func() *program) {
@@ -77,8 +82,9 @@ func register(names string, build func() *program) {
 // launcherOnly registers programs that are launchers and nothing more.
 func launcherOnly(why, names string) {
 	p := &program{launcher: why}
+	entry := func() *program { return p }
 	for _, n := range strings.Fields(names) {
-		catalog[n] = func() *program { return p }
+		catalog[n] = entry
 	}
 }
 

@@ -293,4 +293,6 @@ func BenchmarkHookAgainst(b *testing.B) {
 	b.ReportMetric(float64(thisCPU)/float64(helloCPU), "this-cpu-ratio")
 	b.ReportMetric(float64(againstCPU)/float64(helloCPU), "against-cpu-ratio")
 	b.ReportMetric(float64(thisCPU)/float64(againstCPU), "this-vs-against")
+	b.ReportMetric(float64(helloCPU.Microseconds())/float64(b.N), "hello-cpu-µs")
+	b.ReportMetric(float64(thisCPU.Microseconds())/float64(b.N), "this-cpu-µs")
 }
