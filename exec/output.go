@@ -91,8 +91,8 @@ func (s *retained) pump(src io.Reader) error {
 	for {
 		s.mu.Lock()
 		if canSplice && s.file != nil && s.err == nil && len(s.tail) == 0 {
-			done, err := s.spliceLocked(src, &canSplice)
-			spliced = spliced || canSplice
+			done, served, err := s.spliceLocked(src)
+			canSplice, spliced = served, spliced || served
 			if done {
 				readErr = err
 				break
@@ -141,10 +141,10 @@ func endOfStream(err error) error {
 // spliceLocked moves the next bytes from src into the spill file's ring
 // with spliceToFile, at most to the ring's end. Called with mu held; it
 // returns with mu released. done reports that the stream ended (end of
-// file, or err, a read error); canSplice is cleared, with nothing moved,
+// file, or err, a read error); served is false, with nothing moved,
 // when splice cannot serve the stream. A write error is kept in s.err like
 // spillLocked's, and the stream goes on counting through Read.
-func (s *retained) spliceLocked(src io.Reader, canSplice *bool) (done bool, err error) {
+func (s *retained) spliceLocked(src io.Reader) (done, served bool, err error) {
 	pos := s.total % s.spillCap
 	n := min(int64(spliceChunk), s.spillCap-pos)
 	before := s.fileStart
@@ -156,23 +156,22 @@ func (s *retained) spliceLocked(src io.Reader, canSplice *bool) (done bool, err 
 	defer s.mu.Unlock()
 	if !ok {
 		s.fileStart = before // nothing was written
-		*canSplice = false
-		return false, nil
+		return false, false, nil
 	}
 	s.total += int64(moved)
 	s.memStart = s.total
 	switch {
 	case err == nil:
-		return moved == 0, nil
+		return moved == 0, true, nil
 	case endOfStream(err) == nil:
-		return true, nil
+		return true, true, nil
 	default:
 		// splice reports the pipe's errors and the file's alike; keep it as
 		// the file's, as a write error: reading on through Read meets a
 		// read error again and ends the stream with it.
 		s.err = fmt.Errorf("writing output spill file %s: %w", f.Name(), err)
 		s.fileStart = s.memStart
-		return false, nil
+		return false, true, nil
 	}
 }
 

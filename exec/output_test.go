@@ -95,15 +95,19 @@ func osPipeOf(t *testing.T, data []byte, chunk int) io.Reader {
 	r, w, err := newOutputPipe()
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
-	go func() {
-		defer w.Close()
-		for off := 0; off < len(data); off += chunk {
-			if _, err := w.Write(data[off:min(off+chunk, len(data))]); err != nil {
-				return
-			}
-		}
-	}()
+	go writeChunks(w, data, chunk)
 	return r
+}
+
+// writeChunks writes data to w, chunk bytes per write, until done or a
+// write fails, and closes w.
+func writeChunks(w io.WriteCloser, data []byte, chunk int) {
+	defer w.Close()
+	for off := 0; off < len(data); off += chunk {
+		if _, err := w.Write(data[off:min(off+chunk, len(data))]); err != nil {
+			return
+		}
+	}
 }
 
 // testRetainedWindow pumps data from src into a retained stream and checks
@@ -190,12 +194,7 @@ func TestRetainedConcurrentReaders(t *testing.T) {
 	sources := map[string]func() io.Reader{
 		"io pipe": func() io.Reader {
 			pr, pw := io.Pipe()
-			go func() {
-				for off := 0; off < len(data); off += 7000 {
-					pw.Write(data[off:min(off+7000, len(data))])
-				}
-				pw.Close()
-			}()
+			go writeChunks(pw, data, 7000)
 			return pr
 		},
 		"os pipe": func() io.Reader { return osPipeOf(t, data, 7000) },

@@ -114,11 +114,7 @@ func hashEntry(abs string, e *entry, max int64) {
 		defer f.Close()
 		// The content read must be the one the stat describes: the same
 		// file, not changed since.
-		var st unix.Stat_t
-		if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return
-		}
-		if now := fromStat(&st); !now.sameStat(e) {
+		if !stillDescribes(f, e) {
 			return
 		}
 		h := sha256.New()
@@ -130,15 +126,23 @@ func hashEntry(abs string, e *entry, max int64) {
 		// writing a file the first walk left for hashInBackground) would
 		// otherwise give the old stat the new content's hash, and the
 		// change would compare equal.
-		if unix.Fstat(int(f.Fd()), &st) != nil {
-			return
-		}
-		if now := fromStat(&st); !now.sameStat(e) {
+		if !stillDescribes(f, e) {
 			return
 		}
 		copy(e.hash[:], h.Sum(nil))
 		e.hashed = true
 	}
+}
+
+// stillDescribes reports whether the open file f is a regular file whose
+// stat is the one e describes (every field sameStat compares).
+func stillDescribes(f *os.File, e *entry) bool {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	now := fromStat(&st)
+	return now.sameStat(e)
 }
 
 // statTimes returns the modification and change times in Unix nanoseconds.
