@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/adrg/xdg"
 )
 
 // What agentgate decides comes from files in its own places: the allow-lists
@@ -118,13 +116,18 @@ func chosenBy(path, xdgVar, homeDefault string) string {
 }
 
 // xdgEnvDir returns the value of the XDG variable name as github.com/adrg/xdg
-// takes it (~ and $HOME expanded; "" when unset or not absolute).
+// takes it (~ and $HOME expanded, outside Windows to / when $HOME is unset;
+// "" when unset or not absolute).
 func xdgEnvDir(name string) string {
 	v := os.Getenv(name)
 	if v == "" {
 		return ""
 	}
-	if home := os.Getenv("HOME"); home != "" {
+	home := os.Getenv("HOME")
+	if home == "" && runtime.GOOS != "windows" {
+		home = "/"
+	}
+	if home != "" {
 		if rest, ok := strings.CutPrefix(v, "~"); ok {
 			v = filepath.Join(home, rest)
 		} else if rest, ok := strings.CutPrefix(v, "$HOME"); ok {
@@ -166,14 +169,7 @@ func AccountHome() string {
 // variables are unset, and unknown ("") otherwise.
 func defaultPaths() (Paths, string) {
 	if runtime.GOOS == "windows" {
-		var p Paths
-		if xdgEnvDir("XDG_CONFIG_HOME") == "" {
-			p.ConfigDir = filepath.Join(xdg.ConfigHome, "agentgate")
-		}
-		if xdgEnvDir("XDG_STATE_HOME") == "" {
-			p.StateDir = filepath.Join(xdg.StateHome, "agentgate")
-		}
-		return p, ""
+		return knownFolderPlaces(), ""
 	}
 	return homeLayout(AccountHome())
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/adrg/xdg"
 )
 
 // Scope says which allow-list file a rule lives in.
@@ -50,18 +48,24 @@ type Paths struct {
 	StateDir string
 }
 
-// DefaultPaths returns the person's native places, from github.com/adrg/xdg:
-// on Linux $XDG_CONFIG_HOME/agentgate (~/.config/agentgate) and
+// DefaultPaths returns the person's native places, laid out as
+// github.com/adrg/xdg lays them out: on Linux and other Unix systems
+// $XDG_CONFIG_HOME/agentgate (~/.config/agentgate) and
 // $XDG_STATE_HOME/agentgate (~/.local/state/agentgate); on macOS both are
-// ~/Library/Application Support/agentgate; on Windows both are
-// %LOCALAPPDATA%\agentgate. The environment is read when the xdg package is
-// initialised (call xdg.Reload after changing it).
-func DefaultPaths() Paths {
-	return Paths{
-		ConfigDir: filepath.Join(xdg.ConfigHome, "agentgate"),
-		StateDir:  filepath.Join(xdg.StateHome, "agentgate"),
-	}
-}
+// ~/Library/Application Support/agentgate unless those variables say
+// otherwise; on Windows both are %LOCALAPPDATA%\agentgate (the known folder,
+// from the xdg package). The environment is read on every call. A variable
+// that is unset, or whose value is not absolute once a leading ~ or $HOME is
+// expanded, is ignored, as xdg ignores it; home is $HOME, or / when it is
+// unset. Where home is relative (a broken $HOME) the place is "" rather than
+// a path relative to whatever directory the process runs in.
+//
+// On Unix this does not initialise the xdg package: its initialisation
+// reads the user-dirs.dirs file and works out a dozen places agentgate
+// never uses, at the start of every process that links it — the hook,
+// started before every tool call, among them. TestDefaultPathsAgreeWithXDG
+// holds the two to the same answers.
+func DefaultPaths() Paths { return defaultPlaces() }
 
 // ValidateProviderName returns nil when name can name a provider list: it
 // must be non-empty, at most 64 bytes, contain no "..", hold only ASCII

@@ -45,7 +45,7 @@ figures=(
 # The 2026-11-30 harness ran executables as the linker wrote them, which
 # costs page faults the installed ones do not have.
 hook_name="hook CPU vs hello-world (cpu-ratio), one harness"
-(cd "$old" && CGO_ENABLED=0 GOWORK=off go build -o "$old/agentgate-hook.against" ./cmd/agentgate-hook)
+(cd "$old" && CGO_ENABLED=0 GOWORK=$([[ -x scripts/fyne-work.sh ]] && scripts/fyne-work.sh || echo off) go build -o "$old/agentgate-hook.against" ./cmd/agentgate-hook)
 
 # metric LINE_RE METRIC FILE prints the value before METRIC on the last
 # benchmark line matching LINE_RE.
@@ -53,18 +53,23 @@ metric() {
   awk -v re="$1" -v m="$2" '$0 ~ re { for (i = 2; i <= NF; i++) if ($i == m) v = $(i - 1) } END { print (v == "" ? "-" : v) }' "$3"
 }
 
+# Each side builds as its own `make` does: this checkout in its workspace
+# (scripts/fyne-work.sh: the patched Fyne event loop and shell parser's
+# start-up), REV as it is unless it has that script too.
+work_new=$(scripts/fyne-work.sh)
+work_old=
+[[ -x $old/scripts/fyne-work.sh ]] && work_old=$(cd "$old" && scripts/fyne-work.sh)
 declare -A vals
 for ((r = 1; r <= rounds; r++)); do
   for side in old new; do
-    dir=$PWD
-    [[ $side == old ]] && dir=$old
+    dir=$PWD work=${work_new:-off}
+    [[ $side == old ]] && dir=$old work=${work_old:-off}
     for f in "${figures[@]}"; do
       IFS='|' read -r name pkg re bt line m _ <<<"$f"
       settle
       tmp=$(mktemp)
       echo "== round $r $side ($([[ $side == old ]] && echo "$rev" || git rev-parse --short HEAD)): go test -bench '$re' -benchtime $bt $pkg" | tee -a "$out"
-      # Neither side's non-UI packages use the Fyne workspace.
-      (cd "$dir" && GOWORK=off go test -run '^$' -bench "$re" -benchtime "$bt" -count 1 "$pkg" 2>&1) | tee -a "$out" >"$tmp" || true
+      (cd "$dir" && GOWORK=$work go test -run '^$' -bench "$re" -benchtime "$bt" -count 1 "$pkg" 2>&1) | tee -a "$out" >"$tmp" || true
       vals["$name|$side"]+="$(metric "$line" "$m" "$tmp") "
       rm -f "$tmp"
     done
@@ -72,7 +77,7 @@ for ((r = 1; r <= rounds; r++)); do
   settle
   tmp=$(mktemp)
   echo "== round $r, both hooks: go test -bench HookAgainst -benchtime 100x ./cli/hook" | tee -a "$out"
-  AGENTGATE_HOOK_AGAINST="$old/agentgate-hook.against" GOWORK=off go test -run '^$' -bench HookAgainst -benchtime 100x -count 1 ./cli/hook 2>&1 | tee -a "$out" >"$tmp" || true
+  AGENTGATE_HOOK_AGAINST="$old/agentgate-hook.against" GOWORK=${work_new:-off} go test -run '^$' -bench HookAgainst -benchtime 100x -count 1 ./cli/hook 2>&1 | tee -a "$out" >"$tmp" || true
   vals["$hook_name|old"]+="$(metric '^BenchmarkHookAgainst-' against-cpu-ratio "$tmp") "
   vals["$hook_name|new"]+="$(metric '^BenchmarkHookAgainst-' this-cpu-ratio "$tmp") "
   rm -f "$tmp"

@@ -1,8 +1,10 @@
 package hook
 
 import (
+	"debug/buildinfo"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,4 +59,35 @@ func checkLean(t *testing.T, goTool, pkg string, forbidden func(string) bool) {
 			}
 		}
 	}
+}
+
+// TestHookShellParserStartsLazily: the hook as `make build` builds it (in
+// the workspace scripts/fyne-work.sh makes) links the copy of
+// mvdan.cc/sh/v3 whose package fileutil compiles its regular expressions on
+// first use, not at every start of the process (scripts/sh-lazy-regexp.patch;
+// about a sixth of the hook's user-space instructions). Without a built
+// hook (a plain `go test`) there is nothing to check.
+func TestHookShellParserStartsLazily(t *testing.T) {
+	bin := filepath.Join("..", "..", "bin", "agentgate-hook")
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Skipf("no built hook to look at (%v); make build builds it", err)
+	}
+	for _, m := range info.Deps {
+		if m.Path != "mvdan.cc/sh/v3" {
+			continue
+		}
+		if m.Replace == nil {
+			t.Fatalf("%s links mvdan.cc/sh/v3 %s as it is: every tool call would compile its regular expressions (build it with make)", bin, m.Version)
+		}
+		src, err := os.ReadFile(filepath.Join(m.Replace.Path, "fileutil", "file.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "sync.OnceValue") {
+			t.Fatalf("%s links %s, whose fileutil lacks scripts/sh-lazy-regexp.patch", bin, m.Replace.Path)
+		}
+		return
+	}
+	t.Fatalf("%s does not link mvdan.cc/sh/v3", bin)
 }
