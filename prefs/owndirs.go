@@ -115,19 +115,26 @@ func chosenBy(path, xdgVar, homeDefault string) string {
 	return ""
 }
 
+// xdgHome returns the home directory as github.com/adrg/xdg takes it
+// outside Windows: $HOME, or / when it is unset or empty. On Windows it is
+// $HOME as it is (xdg takes the profile's known folder there, which only
+// knownFolderPlaces asks it for).
+func xdgHome() string {
+	home := os.Getenv("HOME")
+	if home == "" && runtime.GOOS != "windows" {
+		home = "/"
+	}
+	return home
+}
+
 // xdgEnvDir returns the value of the XDG variable name as github.com/adrg/xdg
-// takes it (~ and $HOME expanded, outside Windows to / when $HOME is unset;
-// "" when unset or not absolute).
+// takes it (~ and $HOME expanded to xdgHome; "" when unset or not absolute).
 func xdgEnvDir(name string) string {
 	v := os.Getenv(name)
 	if v == "" {
 		return ""
 	}
-	home := os.Getenv("HOME")
-	if home == "" && runtime.GOOS != "windows" {
-		home = "/"
-	}
-	if home != "" {
+	if home := xdgHome(); home != "" {
 		if rest, ok := strings.CutPrefix(v, "~"); ok {
 			v = filepath.Join(home, rest)
 		} else if rest, ok := strings.CutPrefix(v, "$HOME"); ok {

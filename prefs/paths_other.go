@@ -2,21 +2,13 @@
 
 package prefs
 
-import (
-	"os"
-	"path/filepath"
-)
+import "path/filepath"
 
 // defaultPlaces is DefaultPaths outside Windows: each XDG variable as xdg
-// takes it (xdgEnvDir), else the place's layout under the home directory
-// ($HOME, or / when unset) that xdg uses.
+// takes it (xdgEnvDir), else the place's layout under xdg's home directory
+// (xdgHome).
 func defaultPlaces() Paths {
-	home := os.Getenv("HOME")
-	if home == "" {
-		home = "/"
-	}
-	layout, _ := homeLayout(home)
-	p := layout
+	p, _ := homeLayout(xdgHome())
 	if v := xdgEnvDir("XDG_CONFIG_HOME"); v != "" {
 		p.ConfigDir = filepath.Join(v, "agentgate")
 	}

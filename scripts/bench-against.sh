@@ -45,7 +45,13 @@ figures=(
 # The 2026-11-30 harness ran executables as the linker wrote them, which
 # costs page faults the installed ones do not have.
 hook_name="hook CPU vs hello-world (cpu-ratio), one harness"
-(cd "$old" && CGO_ENABLED=0 GOWORK=$([[ -x scripts/fyne-work.sh ]] && scripts/fyne-work.sh || echo off) go build -o "$old/agentgate-hook.against" ./cmd/agentgate-hook)
+# Each side builds as its own `make` does: this checkout in its workspace
+# (scripts/fyne-work.sh: the patched Fyne event loop and shell parser's
+# start-up), REV as it is unless it has that script too.
+work_new=$(scripts/fyne-work.sh)
+work_old=
+[[ -x $old/scripts/fyne-work.sh ]] && work_old=$(cd "$old" && scripts/fyne-work.sh)
+(cd "$old" && CGO_ENABLED=0 GOWORK=${work_old:-off} go build -o "$old/agentgate-hook.against" ./cmd/agentgate-hook)
 
 # metric LINE_RE METRIC FILE prints the value before METRIC on the last
 # benchmark line matching LINE_RE.
@@ -53,12 +59,6 @@ metric() {
   awk -v re="$1" -v m="$2" '$0 ~ re { for (i = 2; i <= NF; i++) if ($i == m) v = $(i - 1) } END { print (v == "" ? "-" : v) }' "$3"
 }
 
-# Each side builds as its own `make` does: this checkout in its workspace
-# (scripts/fyne-work.sh: the patched Fyne event loop and shell parser's
-# start-up), REV as it is unless it has that script too.
-work_new=$(scripts/fyne-work.sh)
-work_old=
-[[ -x $old/scripts/fyne-work.sh ]] && work_old=$(cd "$old" && scripts/fyne-work.sh)
 declare -A vals
 for ((r = 1; r <= rounds; r++)); do
   for side in old new; do

@@ -1,11 +1,11 @@
 package ui
 
 import (
-	"debug/buildinfo"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/agentgate/agentgate/exec/platformtest"
 )
 
 // TestFyneEventLoopIsPatched: the app as `make build` builds it (in the
@@ -17,25 +17,6 @@ func TestFyneEventLoopIsPatched(t *testing.T) {
 	if app == "" {
 		app = filepath.Join("..", "bin", "agentgate")
 	}
-	info, err := buildinfo.ReadFile(app)
-	if err != nil {
-		t.Skipf("no built app to look at (%v); make build builds it", err)
-	}
-	for _, m := range info.Deps {
-		if m.Path != "fyne.io/fyne/v2" {
-			continue
-		}
-		if m.Replace == nil {
-			t.Fatalf("%s links fyne.io/fyne/v2 %s as it is: at rest it would poll at 60 Hz (build it with make)", app, m.Version)
-		}
-		loop, err := os.ReadFile(filepath.Join(m.Replace.Path, "internal", "driver", "glfw", "loop.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(loop), "idleTickRate") {
-			t.Fatalf("%s links %s, which holds Fyne's event loop without scripts/fyne-idle-loop.patch", app, m.Replace.Path)
-		}
-		return
-	}
-	t.Fatalf("%s does not link fyne.io/fyne/v2", app)
+	// At rest, unpatched, the app would poll at 60 Hz.
+	platformtest.RequirePatchedModule(t, app, "fyne.io/fyne/v2", "internal/driver/glfw/loop.go", "idleTickRate", "fyne-idle-loop.patch")
 }

@@ -1,12 +1,13 @@
 package hook
 
 import (
-	"debug/buildinfo"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentgate/agentgate/exec/platformtest"
 )
 
 // TestHookExecutableStaysLean: the agentgate-hook executable must not link
@@ -68,26 +69,6 @@ func checkLean(t *testing.T, goTool, pkg string, forbidden func(string) bool) {
 // about a sixth of the hook's user-space instructions). Without a built
 // hook (a plain `go test`) there is nothing to check.
 func TestHookShellParserStartsLazily(t *testing.T) {
-	bin := filepath.Join("..", "..", "bin", "agentgate-hook")
-	info, err := buildinfo.ReadFile(bin)
-	if err != nil {
-		t.Skipf("no built hook to look at (%v); make build builds it", err)
-	}
-	for _, m := range info.Deps {
-		if m.Path != "mvdan.cc/sh/v3" {
-			continue
-		}
-		if m.Replace == nil {
-			t.Fatalf("%s links mvdan.cc/sh/v3 %s as it is: every tool call would compile its regular expressions (build it with make)", bin, m.Version)
-		}
-		src, err := os.ReadFile(filepath.Join(m.Replace.Path, "fileutil", "file.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(src), "sync.OnceValue") {
-			t.Fatalf("%s links %s, whose fileutil lacks scripts/sh-lazy-regexp.patch", bin, m.Replace.Path)
-		}
-		return
-	}
-	t.Fatalf("%s does not link mvdan.cc/sh/v3", bin)
+	platformtest.RequirePatchedModule(t, filepath.Join("..", "..", "bin", "agentgate-hook"),
+		"mvdan.cc/sh/v3", "fileutil/file.go", "sync.OnceValue", "sh-lazy-regexp.patch")
 }

@@ -11,7 +11,9 @@
 package platformtest
 
 import (
+	"debug/buildinfo"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -119,4 +121,35 @@ func settle(path string) error {
 		return err
 	}
 	return nil
+}
+
+// RequirePatchedModule checks the executable bin as `make build` builds it,
+// in the workspace scripts/fyne-work.sh makes: it must link module from a
+// patched copy, one whose file (slash-separated, relative to the module)
+// holds marker, the mark of scripts/patch. It skips tb when bin cannot be
+// read (no built executable: a plain `go test`), and fails it when bin links
+// module as it is, links a copy without marker, or does not link module.
+func RequirePatchedModule(tb testing.TB, bin, module, file, marker, patch string) {
+	tb.Helper()
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		tb.Skipf("no built %s to look at (%v); make build builds it", filepath.Base(bin), err)
+	}
+	for _, m := range info.Deps {
+		if m.Path != module {
+			continue
+		}
+		if m.Replace == nil {
+			tb.Fatalf("%s links %s %s as it is, without scripts/%s (build it with make)", bin, module, m.Version, patch)
+		}
+		src, err := os.ReadFile(filepath.Join(m.Replace.Path, filepath.FromSlash(file)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !strings.Contains(string(src), marker) {
+			tb.Fatalf("%s links %s, whose %s lacks scripts/%s", bin, m.Replace.Path, file, patch)
+		}
+		return
+	}
+	tb.Fatalf("%s does not link %s", bin, module)
 }
